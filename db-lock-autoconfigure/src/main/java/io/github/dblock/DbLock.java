@@ -1,0 +1,59 @@
+package io.github.dblock;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Runs the annotated method only while holding a database lock. The stored key is
+ * {@code [key-prefix:]name:keyValue}: calls with the same name and key value exclude each
+ * other across threads, application instances and nodes.
+ *
+ * <pre class="code">
+ * &#64;DbLock(key = "#orderId", waitMs = 3000, leaseMs = 30000)
+ * public Receipt pay(long orderId, Money amount) { ... }
+ * </pre>
+ *
+ * The lock is taken before, and released after, a {@code @Transactional} on the same
+ * method: the next holder sees committed data. Spring proxies the bean, so the method
+ * must be public or protected, not final or static, and be called through the proxy
+ * (not from within the same object).
+ */
+@Target({ ElementType.METHOD, ElementType.ANNOTATION_TYPE })
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+public @interface DbLock {
+
+	/**
+	 * SpEL over the method's arguments and beans: {@code #orderId}, {@code #p0},
+	 * {@code #order.id}, {@code @ids.next()}. Parsed once, at start-up. Empty: the lock is
+	 * the {@link #name()} alone. Parameter names such as {@code #orderId} need the
+	 * {@code -parameters} compiler flag; {@code #p0}/{@code #a0} always work.
+	 * @return the key expression
+	 */
+	String key() default "";
+
+	/**
+	 * The lock's namespace. Methods that must exclude each other (pay and refund of one
+	 * order) share a name. Empty: {@code SimpleClassName.methodName}.
+	 * @return the name
+	 */
+	String name() default "";
+
+	/**
+	 * How long to wait for the lock, in milliseconds: -1 for {@code db-lock.default-wait},
+	 * 0 to give up at once when it is held.
+	 * @return the wait
+	 */
+	long waitMs() default -1;
+
+	/**
+	 * The lease, in milliseconds: -1 for {@code db-lock.default-lease}, else a positive
+	 * lease after which the lock expires even if the method still runs.
+	 * @return the lease
+	 */
+	long leaseMs() default -1;
+
+}

@@ -1,0 +1,50 @@
+package io.github.dblock;
+
+import java.time.Instant;
+
+/**
+ * A lock held by the current caller. Closing it releases the lock (or, for a reentrant
+ * acquisition, counts one hold down); closing it again does nothing.
+ *
+ * <pre class="code">
+ * try (LockHandle lock = template.acquire("order:42", Duration.ofSeconds(3), Duration.ofSeconds(30))) {
+ *     repository.save(order.withFence(lock.fencingToken()));
+ * }
+ * </pre>
+ */
+public interface LockHandle extends AutoCloseable {
+
+	/**
+	 * The stored key, with the configured prefix.
+	 * @return the key
+	 */
+	String key();
+
+	/**
+	 * The fencing token of this acquisition: larger than the token of every earlier
+	 * acquisition of the same key, so that a resource can refuse writes from an older
+	 * holder.
+	 * @return the token
+	 */
+	long fencingToken();
+
+	/**
+	 * The end of the lease, in the database's time.
+	 * @return the instant the lease expires unless released or renewed before
+	 */
+	Instant expiresAt();
+
+	/**
+	 * Whether this handle still holds the lock: not closed.
+	 * @return whether held
+	 */
+	boolean isHeld();
+
+	/**
+	 * Releases the lock, or counts one reentrant hold down. Never throws for a database
+	 * failure: the lease then ends at {@link #expiresAt()}, and the failure is logged.
+	 */
+	@Override
+	void close();
+
+}

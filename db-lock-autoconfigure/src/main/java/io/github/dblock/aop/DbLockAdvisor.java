@@ -1,0 +1,70 @@
+package io.github.dblock.aop;
+
+import java.lang.reflect.Method;
+import java.util.function.Supplier;
+
+import io.github.dblock.DbLockTemplate;
+import org.aopalliance.aop.Advice;
+
+import org.springframework.aop.Pointcut;
+import org.springframework.aop.support.AbstractPointcutAdvisor;
+import org.springframework.aop.support.StaticMethodMatcherPointcut;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.util.function.SingletonSupplier;
+
+/**
+ * The advisor that applies {@link io.github.dblock.DbLock}: its pointcut matches
+ * annotated methods (and checks every one of a bean's class when the bean is created), its
+ * advice takes the lock around the call. Ordered so that, by default, it runs outside
+ * {@code @Transactional}: lock, begin, commit, unlock.
+ */
+public final class DbLockAdvisor extends AbstractPointcutAdvisor {
+
+	private static final long serialVersionUID = 1L;
+
+	private final transient DbLockPointcut pointcut;
+
+	private final transient DbLockInterceptor interceptor;
+
+	/**
+	 * Creates the advisor.
+	 * @param template supplies the template on the first call, so that creating the advisor
+	 * early (auto-proxy creators do) does not create the data source early
+	 * @param beanFactory resolves {@code @bean} references in key expressions
+	 * @param order the advisor's order
+	 */
+	public DbLockAdvisor(Supplier<DbLockTemplate> template, BeanFactory beanFactory, int order) {
+		KeyExpressionEvaluator evaluator = new KeyExpressionEvaluator(beanFactory);
+		DbLockOperationSource operationSource = new DbLockOperationSource(evaluator);
+		this.pointcut = new DbLockPointcut(operationSource);
+		this.interceptor = new DbLockInterceptor(operationSource, evaluator, SingletonSupplier.of(template));
+		setOrder(order);
+	}
+
+	@Override
+	public Pointcut getPointcut() {
+		return this.pointcut;
+	}
+
+	@Override
+	public Advice getAdvice() {
+		return this.interceptor;
+	}
+
+	private static final class DbLockPointcut extends StaticMethodMatcherPointcut {
+
+		private final DbLockOperationSource operationSource;
+
+		DbLockPointcut(DbLockOperationSource operationSource) {
+			this.operationSource = operationSource;
+			setClassFilter(operationSource::hasOperations);
+		}
+
+		@Override
+		public boolean matches(Method method, Class<?> targetClass) {
+			return this.operationSource.getOperation(method, targetClass) != null;
+		}
+
+	}
+
+}

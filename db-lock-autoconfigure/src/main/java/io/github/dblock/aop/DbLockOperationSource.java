@@ -1,0 +1,126 @@
+package io.github.dblock.aop;
+
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+
+import io.github.dblock.DbLock;
+import io.github.dblock.DbLockException;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.aop.support.AopUtils;
+import org.springframework.context.expression.AnnotatedElementKey;
+import org.springframework.core.MethodClassKey;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.expression.ParseException;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
+
+/**
+ * Finds {@code @DbLock} methods and turns each annotation into a {@link DbLockOperation}
+ * once. A class is checked as a whole when its bean is created, so that a bad attribute
+ * fails start-up rather than the first call.
+ */
+final class DbLockOperationSource {
+
+	private static final Log logger = LogFactory.getLog(DbLockOperationSource.class);
+
+	private final KeyExpressionEvaluator evaluator;
+
+	private final Map<MethodClassKey, Optional<DbLockOperation>> operations = new ConcurrentHashMap<>(64);
+
+	private final Map<Class<?>, Boolean> checkedClasses = new ConcurrentHashMap<>(64);
+
+	DbLockOperationSource(KeyExpressionEvaluator evaluator) {
+		this.evaluator = evaluator;
+	}
+
+	/**
+	 * Checks every {@code @DbLock} method of a class.
+	 * @return whether the class has a method to intercept
+	 * @throws DbLockException naming the method and attribute that is invalid
+	 */
+	boolean hasOperations(Class<?> targetClass) {
+		return this.checkedClasses.computeIfAbsent(ClassUtils.getUserClass(targetClass), this::checkClass);
+	}
+
+	@Nullable DbLockOperation getOperation(Method method, Class<?> targetClass) {
+		return this.operations
+			.computeIfAbsent(new MethodClassKey(method, targetClass),
+					(key) -> Optional.ofNullable(createOperation(method, ClassUtils.getUserClass(targetClass))))
+			.orElse(null);
+	}
+
+	private boolean checkClass(Class<?> targetClass) {
+		boolean[] found = new boolean[1];
+		ReflectionUtils.doWithMethods(targetClass, (method) -> {
+			int modifiers = method.getModifiers();
+			if (Modifier.isPrivate(modifiers) || Modifier.isFinal(modifiers) || Modifier.isStatic(modifiers)) {
+				logger.warn("@DbLock on " + describe(method, targetClass) + " has no effect: Spring's proxy cannot "
+						+ "intercept a private, final or static method, so no lock is taken");
+				return;
+			}
+			found[0] |= getOperation(method, targetClass) != null;
+		}, (method) -> !method.isBridge() && !method.isSynthetic()
+				&& AnnotatedElementUtils.hasAnnotation(method, DbLock.class));
+		return found[0];
+	}
+
+	private @Nullable DbLockOperation createOperation(Method method, Class<?> targetClass) {
+		Method specificMethod = AopUtils.getMostSpecificMethod(method, targetClass);
+		DbLock annotation = AnnotatedElementUtils.findMergedAnnotation(specificMethod, DbLock.class);
+		if (annotation == null) {
+			return null;
+		}
+		String description = describe(specificMethod, targetClass);
+		String name = annotation.name().isEmpty() ? targetClass.getSimpleName() + "." + specificMethod.getName()
+				: annotation.name();
+		if (name.isBlank()) {
+			throw invalid(description, "name must not be blank", null);
+		}
+		AnnotatedElementKey methodKey = new AnnotatedElementKey(specificMethod, targetClass);
+		String key = annotation.key().isEmpty() ? null : annotation.key();
+		if (key != null) {
+			try {
+				this.evaluator.parse(key, methodKey);
+			}
+			catch (ParseException ex) {
+				throw invalid(description, "key \"" + key + "\" is not a valid SpEL expression: " + ex.getMessage(), ex);
+			}
+		}
+		if (annotation.waitMs() < -1) {
+			throw invalid(description,
+					"waitMs must be -1 (db-lock.default-wait), 0 (do not wait) or positive, got " + annotation.waitMs(),
+					null);
+		}
+		if (annotation.leaseMs() < -1 || annotation.leaseMs() == 0) {
+			throw invalid(description,
+					"leaseMs must be -1 (db-lock.default-lease) or positive, got " + annotation.leaseMs(), null);
+		}
+		return new DbLockOperation(description, methodKey, name, key, millisOrDefault(annotation.waitMs()),
+				millisOrDefault(annotation.leaseMs()));
+	}
+
+	private static @Nullable Duration millisOrDefault(long millis) {
+		return (millis == -1) ? null : Duration.ofMillis(millis);
+	}
+
+	private static DbLockException invalid(String method, String problem, @Nullable Throwable cause) {
+		String message = "Invalid @DbLock on " + method + ": " + problem;
+		return (cause != null) ? new DbLockException(message, cause) : new DbLockException(message);
+	}
+
+	static String describe(Method method, Class<?> targetClass) {
+		return targetClass.getSimpleName() + "." + method.getName() + Arrays.stream(method.getParameterTypes())
+			.map(Class::getSimpleName)
+			.collect(Collectors.joining(", ", "(", ")"));
+	}
+
+}

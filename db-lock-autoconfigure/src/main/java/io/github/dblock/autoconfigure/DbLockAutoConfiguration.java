@@ -1,0 +1,105 @@
+package io.github.dblock.autoconfigure;
+
+import javax.sql.DataSource;
+
+import io.github.dblock.DbLockTemplate;
+import io.github.dblock.aop.DbLockAdvisor;
+import io.github.dblock.core.Backoff;
+import io.github.dblock.core.LockEngine;
+import io.github.dblock.jdbc.JdbcLockRepository;
+import io.github.dblock.jdbc.LockRepository;
+import io.github.dblock.jdbc.SqlDialect;
+import io.github.dblock.jdbc.SqlDialects;
+
+import org.springframework.aop.config.AopConfigUtils;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.support.BeanDefinitionRegistry;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.type.AnnotationMetadata;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * Auto-configuration of db-lock: the dialect, the lock table's migration, the repository,
+ * the engine, {@link DbLockTemplate} and the advisor behind {@code @DbLock}.
+ */
+@AutoConfiguration(after = { DataSourceAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class })
+@ConditionalOnClass(JdbcTemplate.class)
+@ConditionalOnSingleCandidate(DataSource.class)
+@ConditionalOnBooleanProperty(name = "db-lock.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(DbLockProperties.class)
+@Import({ DatabaseInitializationDependencyConfigurer.class, DbLockAutoConfiguration.AutoProxyRegistrar.class })
+public final class DbLockAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	SqlDialect dbLockSqlDialect(DataSource dataSource, DbLockProperties properties) {
+		DbLockProperties.Dialect dialect = properties.getDialect();
+		return (dialect != null) ? SqlDialects.named(dialect.name(), properties.getTableName())
+				: SqlDialects.detect(dataSource, properties.getTableName());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "db-lock.schema.migrate", matchIfMissing = true)
+	DbLockSchemaMigration dbLockSchemaMigration(DataSource dataSource, SqlDialect dialect) {
+		return new DbLockSchemaMigration(dataSource, dialect);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	LockRepository dbLockRepository(DataSource dataSource, SqlDialect dialect) {
+		return new JdbcLockRepository(dataSource, dialect);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	LockEngine dbLockEngine(LockRepository repository, DbLockProperties properties) {
+		DbLockProperties.Backoff backoff = properties.getBackoff();
+		return new LockEngine(repository, new Backoff(backoff.getInitial(), backoff.getMax()));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	DbLockTemplate dbLockTemplate(LockEngine engine, DbLockProperties properties) {
+		return new DbLockTemplate(engine, properties.getKeyPrefix(), properties.getDefaultWait(),
+				properties.getDefaultLease());
+	}
+
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	@ConditionalOnMissingBean
+	static DbLockAdvisor dbLockAdvisor(ObjectProvider<DbLockTemplate> template, BeanFactory beanFactory,
+			org.springframework.core.env.Environment environment) {
+		// bound from the environment: advisors are created before configuration properties beans may be
+		int order = environment.getProperty("db-lock.order", Integer.class, new DbLockProperties().getOrder());
+		return new DbLockAdvisor(template::getObject, beanFactory, order);
+	}
+
+	/**
+	 * Makes sure an auto-proxy creator applies the advisor, as
+	 * {@code @EnableTransactionManagement} does; a no-op where one is registered already.
+	 */
+	static final class AutoProxyRegistrar implements ImportBeanDefinitionRegistrar {
+
+		@Override
+		public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
+			AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
+		}
+
+	}
+
+}

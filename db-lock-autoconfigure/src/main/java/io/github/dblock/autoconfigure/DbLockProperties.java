@@ -1,0 +1,204 @@
+package io.github.dblock.autoconfigure;
+
+import java.time.Duration;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.core.Ordered;
+
+/**
+ * Configuration properties of db-lock.
+ */
+@ConfigurationProperties("db-lock")
+public class DbLockProperties {
+
+	/**
+	 * Whether to enable db-lock.
+	 */
+	private boolean enabled = true;
+
+	/**
+	 * Name of the lock table: letters, digits and underscores.
+	 */
+	private String tableName = "db_lock";
+
+	/**
+	 * Prefix of every stored lock key, separated from the rest by a colon, so that
+	 * applications sharing a database keep apart. Empty for none.
+	 */
+	private String keyPrefix = "";
+
+	/**
+	 * How long to wait for a held lock when @DbLock or DbLockTemplate does not say.
+	 */
+	private Duration defaultWait = Duration.ofSeconds(3);
+
+	/**
+	 * Lease of a lock when @DbLock or DbLockTemplate does not say: after it, the lock
+	 * expires and another owner may take it.
+	 */
+	private Duration defaultLease = Duration.ofSeconds(30);
+
+	/**
+	 * Order of the @DbLock advice among the advisors of a bean. The default runs it just
+	 * outside @Transactional (whose order is Ordered.LOWEST_PRECEDENCE), so that the lock
+	 * is released after the commit.
+	 */
+	private int order = Ordered.LOWEST_PRECEDENCE - 100;
+
+	/**
+	 * SQL dialect. Detected from the connection's metadata when not set.
+	 */
+	private @Nullable Dialect dialect;
+
+	private final Schema schema = new Schema();
+
+	private final Backoff backoff = new Backoff();
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public String getTableName() {
+		return this.tableName;
+	}
+
+	public void setTableName(String tableName) {
+		this.tableName = tableName;
+	}
+
+	public String getKeyPrefix() {
+		return this.keyPrefix;
+	}
+
+	public void setKeyPrefix(String keyPrefix) {
+		this.keyPrefix = keyPrefix;
+	}
+
+	public Duration getDefaultWait() {
+		return this.defaultWait;
+	}
+
+	public void setDefaultWait(Duration defaultWait) {
+		this.defaultWait = defaultWait;
+	}
+
+	public Duration getDefaultLease() {
+		return this.defaultLease;
+	}
+
+	public void setDefaultLease(Duration defaultLease) {
+		this.defaultLease = defaultLease;
+	}
+
+	public int getOrder() {
+		return this.order;
+	}
+
+	public void setOrder(int order) {
+		this.order = order;
+	}
+
+	public @Nullable Dialect getDialect() {
+		return this.dialect;
+	}
+
+	public void setDialect(@Nullable Dialect dialect) {
+		this.dialect = dialect;
+	}
+
+	public Schema getSchema() {
+		return this.schema;
+	}
+
+	public Backoff getBackoff() {
+		return this.backoff;
+	}
+
+	/**
+	 * The databases db-lock has SQL for.
+	 */
+	public enum Dialect {
+
+		/**
+		 * MariaDB 10.6 and later.
+		 */
+		MARIADB,
+
+		/**
+		 * MySQL 8.0 and later.
+		 */
+		MYSQL,
+
+		/**
+		 * PostgreSQL 14 and later.
+		 */
+		POSTGRESQL,
+
+		/**
+		 * H2 2.x, also in its MySQL and PostgreSQL compatibility modes.
+		 */
+		H2
+
+	}
+
+	/**
+	 * Schema properties.
+	 */
+	public static class Schema {
+
+		/**
+		 * Whether to create and upgrade the lock table with db-lock's own Flyway
+		 * migrations, recorded in their own history table ("<table-name>_schema_history").
+		 */
+		private boolean migrate = true;
+
+		public boolean isMigrate() {
+			return this.migrate;
+		}
+
+		public void setMigrate(boolean migrate) {
+			this.migrate = migrate;
+		}
+
+	}
+
+	/**
+	 * Back-off between attempts to take a held lock.
+	 */
+	public static class Backoff {
+
+		/**
+		 * Upper bound of the first pause; each later pause may double, up to the maximum.
+		 */
+		private Duration initial = Duration.ofMillis(5);
+
+		/**
+		 * Upper bound of every pause.
+		 */
+		private Duration max = Duration.ofMillis(100);
+
+		public Duration getInitial() {
+			return this.initial;
+		}
+
+		public void setInitial(Duration initial) {
+			this.initial = initial;
+		}
+
+		public Duration getMax() {
+			return this.max;
+		}
+
+		public void setMax(Duration max) {
+			this.max = max;
+		}
+
+	}
+
+}

@@ -1,0 +1,42 @@
+package io.github.dblock.jdbc;
+
+
+/**
+ * H2 2.x, in its own mode and in its MySQL and PostgreSQL compatibility modes: a
+ * {@code MERGE ... USING} read through {@code FINAL TABLE} takes a free key or an expired
+ * lease in one statement.
+ */
+public class H2Dialect extends SqlDialect {
+
+	private final String acquireSql;
+
+	/**
+	 * Creates the dialect.
+	 * @param table the lock table
+	 */
+	public H2Dialect(String table) {
+		super("h2", table);
+		this.acquireSql = """
+				SELECT owner, token, expires_at FROM FINAL TABLE (
+				  MERGE INTO %1$s t
+				  USING (VALUES (CAST(? AS VARCHAR(255)), CAST(? AS VARCHAR(128)), CAST(? AS BIGINT))) s(k, o, us)
+				  ON t.lock_key = s.k
+				  WHEN MATCHED AND t.expires_at <= %2$s THEN UPDATE SET
+				    owner = s.o, token = NEXT VALUE FOR %1$s_token_seq,
+				    acquired_at = %2$s, expires_at = DATEADD(MICROSECOND, s.us, %2$s)
+				  WHEN NOT MATCHED THEN INSERT (lock_key, owner, token, acquired_at, expires_at)
+				    VALUES (s.k, s.o, NEXT VALUE FOR %1$s_token_seq, %2$s, DATEADD(MICROSECOND, s.us, %2$s)))"""
+			.formatted(table(), now());
+	}
+
+	@Override
+	public String now() {
+		return "CURRENT_TIMESTAMP";
+	}
+
+	@Override
+	protected String acquireSql() {
+		return this.acquireSql;
+	}
+
+}

@@ -1,0 +1,39 @@
+package io.github.dblock.jdbc;
+
+
+/**
+ * PostgreSQL 14 and later: one {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE <expired>
+ * RETURNING} takes a free key or an expired lease. Time is {@code clock_timestamp()}, not
+ * {@code CURRENT_TIMESTAMP}, which is frozen at the start of a transaction.
+ */
+public class PostgreSqlDialect extends SqlDialect {
+
+	private final String acquireSql;
+
+	/**
+	 * Creates the dialect.
+	 * @param table the lock table
+	 */
+	public PostgreSqlDialect(String table) {
+		super("postgresql", table);
+		this.acquireSql = """
+				INSERT INTO %1$s AS l (lock_key, owner, token, acquired_at, expires_at)
+				VALUES (?, ?, nextval('%1$s_token_seq'), %2$s, %2$s + ? * INTERVAL '1 microsecond')
+				ON CONFLICT (lock_key) DO UPDATE SET
+				  owner = EXCLUDED.owner, token = EXCLUDED.token,
+				  acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at
+				WHERE l.expires_at <= %2$s
+				RETURNING owner, token, expires_at""".formatted(table(), now());
+	}
+
+	@Override
+	public String now() {
+		return "clock_timestamp()";
+	}
+
+	@Override
+	protected String acquireSql() {
+		return this.acquireSql;
+	}
+
+}
