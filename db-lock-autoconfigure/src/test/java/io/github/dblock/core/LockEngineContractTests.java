@@ -1,0 +1,302 @@
+package io.github.dblock.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.github.dblock.DbLockException;
+import io.github.dblock.LockAcquisitionException;
+import io.github.dblock.LockHandle;
+import io.github.dblock.jdbc.JdbcLockRepository;
+import io.github.dblock.testsupport.CountingLockRepository;
+import io.github.dblock.testsupport.TestDatabase;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The contract of {@link LockEngine} on a real database. Two engines over one table play
+ * two nodes; each counts the calls that reach its repository.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class LockEngineContractTests {
+
+	private static final Duration LEASE = Duration.ofSeconds(30);
+
+	private static final Duration LONG_WAIT = Duration.ofSeconds(60);
+
+	private HikariDataSource dataSource;
+
+	private JdbcTemplate jdbc;
+
+	private CountingLockRepository repositoryA;
+
+	private CountingLockRepository repositoryB;
+
+	private LockEngine nodeA;
+
+	private LockEngine nodeB;
+
+	protected abstract TestDatabase database();
+
+	@BeforeAll
+	void createEngines() {
+		this.dataSource = database().dataSource(20);
+		this.jdbc = new JdbcTemplate(this.dataSource);
+		this.jdbc.execute("CREATE TABLE IF NOT EXISTS db_lock_test_counter (id INT PRIMARY KEY, counter_value BIGINT)");
+		JdbcLockRepository jdbcRepository = new JdbcLockRepository(this.dataSource, database().dialect(this.dataSource));
+		this.repositoryA = new CountingLockRepository(jdbcRepository);
+		this.repositoryB = new CountingLockRepository(jdbcRepository);
+		Backoff backoff = new Backoff(Duration.ofMillis(2), Duration.ofMillis(50));
+		this.nodeA = new LockEngine(this.repositoryA, backoff);
+		this.nodeB = new LockEngine(this.repositoryB, backoff);
+	}
+
+	@AfterAll
+	void closeDataSource() {
+		if (this.dataSource != null) {
+			this.dataSource.close();
+		}
+	}
+
+	@BeforeEach
+	void reset() {
+		this.jdbc.update("DELETE FROM " + TestDatabase.TABLE);
+		this.jdbc.update("DELETE FROM db_lock_test_counter");
+		this.jdbc.update("INSERT INTO db_lock_test_counter (id, counter_value) VALUES (1, 0)");
+		this.repositoryA.reset();
+		this.repositoryB.reset();
+	}
+
+	@Test
+	void threadsOfTwoNodesNeverHoldAKeyTogether() throws Exception {
+		int threadsPerNode = 6;
+		int incrementsPerThread = 15;
+		AtomicInteger inside = new AtomicInteger();
+		AtomicInteger overlaps = new AtomicInteger();
+		runConcurrently(2 * threadsPerNode, (thread) -> {
+			LockEngine node = (thread % 2 == 0) ? this.nodeA : this.nodeB;
+			for (int i = 0; i < incrementsPerThread; i++) {
+				try (LockHandle lock = node.acquire("counter", LONG_WAIT, LEASE)) {
+					if (inside.incrementAndGet() > 1) {
+						overlaps.incrementAndGet();
+					}
+					long value = this.jdbc.queryForObject("SELECT counter_value FROM db_lock_test_counter WHERE id = 1",
+							Long.class);
+					Thread.yield();
+					this.jdbc.update("UPDATE db_lock_test_counter SET counter_value = ? WHERE id = 1", value + 1);
+					inside.decrementAndGet();
+				}
+			}
+		});
+		assertThat(overlaps).hasValue(0);
+		assertThat(this.jdbc.queryForObject("SELECT counter_value FROM db_lock_test_counter WHERE id = 1", Long.class))
+			.isEqualTo(2L * threadsPerNode * incrementsPerThread);
+	}
+
+	@Test
+	void aThreadTakesAKeyItHoldsAgainWithoutSql() {
+		try (LockHandle outer = this.nodeA.acquire("reentrant", LONG_WAIT, LEASE)) {
+			try (LockHandle inner = this.nodeA.acquire("reentrant", LONG_WAIT, LEASE)) {
+				assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
+				inner.close();
+				inner.close();
+			}
+			assertThat(this.repositoryA.acquireCalls()).isEqualTo(1);
+			assertThat(this.repositoryA.releaseCalls()).isZero();
+			assertThat(rows("reentrant")).isEqualTo(1);
+			assertThat(this.nodeB.tryAcquire("reentrant", LEASE)).isEmpty();
+		}
+		assertThat(this.repositoryA.releaseCalls()).isEqualTo(1);
+		assertThat(rows("reentrant")).isZero();
+	}
+
+	@Test
+	void anotherThreadOfTheSameNodeIsNotReentrant() throws Exception {
+		try (LockHandle held = this.nodeA.acquire("not-reentrant", LONG_WAIT, LEASE)) {
+			AtomicReference<Object> result = new AtomicReference<>();
+			Thread other = new Thread(() -> result.set(this.nodeA.tryAcquire("not-reentrant", LEASE)));
+			other.start();
+			other.join();
+			assertThat(result.get()).isEqualTo(java.util.Optional.empty());
+		}
+	}
+
+	@Test
+	void zeroWaitGivesUpAfterOneAttempt() {
+		try (LockHandle held = this.nodeA.acquire("fail-fast", LONG_WAIT, LEASE)) {
+			assertThatExceptionOfType(LockAcquisitionException.class)
+				.isThrownBy(() -> this.nodeB.acquire("fail-fast", Duration.ZERO, LEASE))
+				.withMessageContaining("fail-fast");
+			assertThat(this.repositoryB.acquireCalls()).isEqualTo(1);
+		}
+	}
+
+	@Test
+	void aWaiterGivesUpWhenItsWaitRunsOutAndNotBefore() {
+		try (LockHandle held = this.nodeA.acquire("slow", LONG_WAIT, LEASE)) {
+			long start = System.nanoTime();
+			assertThatExceptionOfType(LockAcquisitionException.class)
+				.isThrownBy(() -> this.nodeB.acquire("slow", Duration.ofMillis(500), LEASE))
+				.withMessageContaining("'slow'")
+				.satisfies((ex) -> assertThat(ex.getWaited()).isGreaterThanOrEqualTo(Duration.ofMillis(500)));
+			assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(500));
+			assertThat(this.repositoryB.acquireCalls()).isGreaterThan(1);
+		}
+	}
+
+	@Test
+	void localWaitersQueueSoThatOneAtATimeAsksTheDatabase() throws Exception {
+		LockHandle held = this.nodeB.acquire("queued", LONG_WAIT, LEASE);
+		int waiters = 6;
+		CountDownLatch polling = new CountDownLatch(1);
+		AtomicInteger acquired = new AtomicInteger();
+		ExecutorService pool = Executors.newFixedThreadPool(waiters);
+		try {
+			List<Future<?>> futures = new ArrayList<>();
+			for (int i = 0; i < waiters; i++) {
+				futures.add(pool.submit(() -> {
+					try (LockHandle lock = this.nodeA.acquire("queued", LONG_WAIT, LEASE)) {
+						acquired.incrementAndGet();
+					}
+					return null;
+				}));
+			}
+			// the database has seen the head of the local queue poll a few times
+			await().atMost(Duration.ofSeconds(30)).until(() -> this.repositoryA.acquireCalls() >= 5);
+			polling.countDown();
+			held.close();
+			for (Future<?> future : futures) {
+				future.get(1, TimeUnit.MINUTES);
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+		assertThat(acquired).hasValue(waiters);
+		assertThat(this.repositoryA.maxInFlight()).isEqualTo(1);
+	}
+
+	@Test
+	void aLocalReleaseHandsTheKeyToTheNextLocalWaiterWithoutPolling() throws Exception {
+		LockHandle held = this.nodeA.acquire("handoff", LONG_WAIT, LEASE);
+		CountDownLatch waiting = new CountDownLatch(1);
+		AtomicInteger callsByWaiter = new AtomicInteger();
+		Thread waiter = new Thread(() -> {
+			int before = this.repositoryA.acquireCalls();
+			waiting.countDown();
+			try (LockHandle lock = this.nodeA.acquire("handoff", LONG_WAIT, LEASE)) {
+				callsByWaiter.set(this.repositoryA.acquireCalls() - before);
+			}
+		});
+		waiter.start();
+		waiting.await();
+		await().atMost(Duration.ofSeconds(10)).until(() -> waiter.getState() == Thread.State.TIMED_WAITING);
+		held.close();
+		waiter.join();
+		assertThat(callsByWaiter).hasValue(1);
+	}
+
+	@Test
+	void anInterruptEndsTheWaitAndStaysSet() throws Exception {
+		try (LockHandle held = this.nodeA.acquire("interrupted", LONG_WAIT, LEASE)) {
+			AtomicReference<Throwable> thrown = new AtomicReference<>();
+			AtomicReference<Boolean> flag = new AtomicReference<>();
+			Thread waiter = new Thread(() -> {
+				try {
+					this.nodeB.acquire("interrupted", LONG_WAIT, LEASE);
+				}
+				catch (Throwable ex) {
+					thrown.set(ex);
+					flag.set(Thread.currentThread().isInterrupted());
+				}
+			});
+			waiter.start();
+			await().atMost(Duration.ofSeconds(10)).until(() -> this.repositoryB.acquireCalls() >= 1);
+			waiter.interrupt();
+			waiter.join();
+			assertThat(thrown.get()).isInstanceOf(DbLockException.class)
+				.hasCauseInstanceOf(InterruptedException.class);
+			assertThat(flag.get()).isTrue();
+		}
+		assertThat(this.nodeB.tryAcquire("interrupted", LEASE)).isPresent().get().satisfies(LockHandle::close);
+	}
+
+	@Test
+	void closingTheHandleOfALeaseTakenOverLeavesTheNewHolder() {
+		LockHandle old = this.nodeA.acquire("expired", LONG_WAIT, Duration.ofMillis(100));
+		try (LockHandle current = this.nodeB.acquire("expired", LONG_WAIT, LEASE)) {
+			assertThat(current.fencingToken()).isGreaterThan(old.fencingToken());
+			old.close();
+			assertThat(rows("expired")).isEqualTo(1);
+			assertThat(this.nodeA.tryAcquire("expired", LEASE)).isEmpty();
+		}
+		assertThat(rows("expired")).isZero();
+	}
+
+	@Test
+	void badArgumentsAreRejectedWithoutSql() {
+		assertThatExceptionOfType(DbLockException.class).isThrownBy(() -> this.nodeA.acquire(" ", LONG_WAIT, LEASE))
+			.withMessageContaining("blank");
+		assertThatExceptionOfType(DbLockException.class)
+			.isThrownBy(() -> this.nodeA.acquire("k".repeat(256), LONG_WAIT, LEASE))
+			.withMessageContaining("256 characters");
+		assertThatExceptionOfType(DbLockException.class)
+			.isThrownBy(() -> this.nodeA.acquire("k", Duration.ofMillis(-1), LEASE))
+			.withMessageContaining("negative");
+		assertThatExceptionOfType(DbLockException.class).isThrownBy(() -> this.nodeA.acquire("k", LONG_WAIT, Duration.ZERO))
+			.withMessageContaining("positive");
+		assertThat(this.repositoryA.acquireCalls()).isZero();
+	}
+
+	private int rows(String key) {
+		return this.jdbc.queryForObject("SELECT COUNT(*) FROM db_lock WHERE lock_key = ?", Integer.class, key);
+	}
+
+	private void runConcurrently(int threads, ThrowingIntConsumer task) throws Exception {
+		CountDownLatch start = new CountDownLatch(1);
+		ExecutorService pool = Executors.newFixedThreadPool(threads);
+		try {
+			List<Future<?>> futures = new ArrayList<>();
+			for (int t = 0; t < threads; t++) {
+				int thread = t;
+				futures.add(pool.submit(() -> {
+					start.await();
+					task.accept(thread);
+					return null;
+				}));
+			}
+			start.countDown();
+			for (Future<?> future : futures) {
+				future.get(5, TimeUnit.MINUTES);
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+	}
+
+	@FunctionalInterface
+	interface ThrowingIntConsumer {
+
+		void accept(int value) throws Exception;
+
+	}
+
+}

@@ -1,0 +1,12 @@
+package io.github.dblock.jdbc;
+
+import io.github.dblock.testsupport.TestDatabase;
+
+class H2PostgreSqlModeLockRepositoryTests extends LockRepositoryContractTests {
+
+	@Override
+	protected TestDatabase database() {
+		return TestDatabase.H2_POSTGRESQL_MODE;
+	}
+
+}

@@ -1,0 +1,213 @@
+package io.github.dblock.jdbc;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.github.dblock.testsupport.DatabaseClock;
+import io.github.dblock.testsupport.TestDatabase;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The contract of {@link LockRepository}, run against every database by a subclass that
+ * names it.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class LockRepositoryContractTests {
+
+	private static final Duration LONG_LEASE = Duration.ofSeconds(30);
+
+	private HikariDataSource dataSource;
+
+	private JdbcTemplate jdbc;
+
+	private SqlDialect dialect;
+
+	private JdbcLockRepository repository;
+
+	protected abstract TestDatabase database();
+
+	@BeforeAll
+	void createRepository() {
+		this.dataSource = database().dataSource(12);
+		this.jdbc = new JdbcTemplate(this.dataSource);
+		this.dialect = database().dialect(this.dataSource);
+		this.repository = new JdbcLockRepository(this.dataSource, this.dialect);
+	}
+
+	@AfterAll
+	void closeDataSource() {
+		if (this.dataSource != null) {
+			this.dataSource.close();
+		}
+	}
+
+	@BeforeEach
+	void emptyTable() {
+		this.jdbc.update("DELETE FROM " + TestDatabase.TABLE);
+	}
+
+	@Test
+	void acquiresAFreeKeyWithALeaseInDatabaseTime() {
+		Instant before = DatabaseClock.now(this.jdbc, this.dialect);
+		Lease lease = this.repository.tryAcquire("free", "owner-1", LONG_LEASE).orElseThrow();
+		Instant after = DatabaseClock.now(this.jdbc, this.dialect);
+		assertThat(lease.key()).isEqualTo("free");
+		assertThat(lease.owner()).isEqualTo("owner-1");
+		assertThat(lease.token()).isPositive();
+		// MySQL reports an estimate that errs early; the others read the row's own value
+		assertThat(lease.expiresAt()).isBetween(before.plus(LONG_LEASE).minusSeconds(1), after.plus(LONG_LEASE));
+		assertThat(this.jdbc.queryForObject("SELECT owner FROM db_lock WHERE lock_key = ?", String.class, "free"))
+			.isEqualTo("owner-1");
+	}
+
+	@Test
+	void aHeldKeyIsNotAcquiredByAnotherOwner() {
+		Lease held = this.repository.tryAcquire("held", "owner-1", LONG_LEASE).orElseThrow();
+		assertThat(this.repository.tryAcquire("held", "owner-2", LONG_LEASE)).isEmpty();
+		assertThat(this.jdbc.queryForObject("SELECT token FROM db_lock WHERE lock_key = ?", Long.class, "held"))
+			.isEqualTo(held.token());
+	}
+
+	@Test
+	void anExpiredLeaseIsTakenOverWithALargerToken() {
+		Lease first = this.repository.tryAcquire("expiring", "owner-1", Duration.ofMillis(200)).orElseThrow();
+		assertThat(this.repository.tryAcquire("expiring", "owner-2", LONG_LEASE)).isEmpty();
+		Lease second = await().atMost(Duration.ofSeconds(10))
+			.pollInterval(Duration.ofMillis(20))
+			.until(() -> this.repository.tryAcquire("expiring", "owner-2", LONG_LEASE), Optional::isPresent)
+			.orElseThrow();
+		assertThat(second.owner()).isEqualTo("owner-2");
+		assertThat(second.token()).isGreaterThan(first.token());
+		assertThat(DatabaseClock.now(this.jdbc, this.dialect)).isAfterOrEqualTo(first.expiresAt());
+	}
+
+	@Test
+	void onlyTheOwnerWithItsTokenReleases() {
+		Lease lease = this.repository.tryAcquire("owned", "owner-1", LONG_LEASE).orElseThrow();
+		assertThat(this.repository.release(new Lease("owned", "owner-2", lease.token(), lease.expiresAt()))).isFalse();
+		assertThat(this.repository.release(new Lease("owned", "owner-1", lease.token() + 1, lease.expiresAt())))
+			.isFalse();
+		assertThat(this.repository.tryAcquire("owned", "owner-2", LONG_LEASE)).isEmpty();
+		assertThat(this.repository.release(lease)).isTrue();
+		assertThat(this.repository.release(lease)).isFalse();
+		assertThat(this.repository.tryAcquire("owned", "owner-2", LONG_LEASE)).isPresent();
+	}
+
+	@Test
+	void theReleaseOfATakenOverLeaseLeavesTheNewHolder() {
+		Lease old = this.repository.tryAcquire("taken-over", "owner-1", Duration.ofMillis(100)).orElseThrow();
+		Lease current = await().atMost(Duration.ofSeconds(10))
+			.pollInterval(Duration.ofMillis(20))
+			.until(() -> this.repository.tryAcquire("taken-over", "owner-2", LONG_LEASE), Optional::isPresent)
+			.orElseThrow();
+		assertThat(this.repository.release(old)).isFalse();
+		assertThat(this.jdbc.queryForObject("SELECT owner FROM db_lock WHERE lock_key = ?", String.class,
+				"taken-over"))
+			.isEqualTo(current.owner());
+	}
+
+	@Test
+	void tokensIncreaseAcrossReleaseExpiryAndRowCleanUp() {
+		List<Long> tokens = new ArrayList<>();
+		Lease released = this.repository.tryAcquire("fenced", "o1", LONG_LEASE).orElseThrow();
+		tokens.add(released.token());
+		this.repository.release(released);
+		tokens.add(this.repository.tryAcquire("fenced", "o2", Duration.ofMillis(50)).orElseThrow().token());
+		tokens.add(await().atMost(Duration.ofSeconds(10))
+			.pollInterval(Duration.ofMillis(20))
+			.until(() -> this.repository.tryAcquire("fenced", "o3", LONG_LEASE), Optional::isPresent)
+			.orElseThrow()
+			.token());
+		this.jdbc.update("DELETE FROM db_lock");
+		tokens.add(this.repository.tryAcquire("fenced", "o4", LONG_LEASE).orElseThrow().token());
+		assertThat(tokens).isSorted().doesNotHaveDuplicates();
+	}
+
+	@Test
+	void keysDifferingInCaseOrTrailingSpaceAreDifferentLocks() {
+		assertThat(this.repository.tryAcquire("Order-1", "o1", LONG_LEASE)).isPresent();
+		assertThat(this.repository.tryAcquire("order-1", "o2", LONG_LEASE)).isPresent();
+		assertThat(this.repository.tryAcquire("order-1 ", "o3", LONG_LEASE)).isPresent();
+	}
+
+	@Test
+	void aKeyOfTheMaximumLengthIsStored() {
+		String key = "k".repeat(this.repository.maxKeyLength() - 1) + "\u00e9";
+		Lease lease = this.repository.tryAcquire(key, "o1", LONG_LEASE).orElseThrow();
+		assertThat(this.jdbc.queryForObject("SELECT lock_key FROM db_lock", String.class)).isEqualTo(key);
+		assertThat(this.repository.release(lease)).isTrue();
+	}
+
+	@Test
+	void eightThreadsOnOneKeyNeverHoldItTogetherAndNoDatabaseErrorEscapes() throws Exception {
+		int threads = 8;
+		int cyclesPerThread = 60;
+		AtomicInteger inside = new AtomicInteger();
+		AtomicInteger overlaps = new AtomicInteger();
+		ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
+		ConcurrentLinkedQueue<Long> tokens = new ConcurrentLinkedQueue<>();
+		CountDownLatch start = new CountDownLatch(1);
+		ExecutorService pool = Executors.newFixedThreadPool(threads);
+		try {
+			List<Future<?>> futures = new ArrayList<>();
+			for (int t = 0; t < threads; t++) {
+				int thread = t;
+				futures.add(pool.submit(() -> {
+					start.await();
+					for (int i = 0; i < cyclesPerThread; i++) {
+						String owner = "t" + thread + "-" + i;
+						try {
+							Optional<Lease> lease;
+							while ((lease = this.repository.tryAcquire("hot", owner, LONG_LEASE)).isEmpty()) {
+								Thread.onSpinWait();
+							}
+							if (inside.incrementAndGet() > 1) {
+								overlaps.incrementAndGet();
+							}
+							tokens.add(lease.get().token());
+							inside.decrementAndGet();
+							if (!this.repository.release(lease.get())) {
+								errors.add(new AssertionError("release of " + owner + " found no row"));
+							}
+						}
+						catch (RuntimeException ex) {
+							errors.add(ex);
+						}
+					}
+					return null;
+				}));
+			}
+			start.countDown();
+			for (Future<?> future : futures) {
+				future.get(5, TimeUnit.MINUTES);
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+		assertThat(errors).isEmpty();
+		assertThat(overlaps).hasValue(0);
+		assertThat(tokens).hasSize(threads * cyclesPerThread).doesNotHaveDuplicates();
+	}
+
+}

@@ -1,0 +1,71 @@
+package io.github.dblock.testsupport;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import io.github.dblock.jdbc.Lease;
+import io.github.dblock.jdbc.LockRepository;
+
+/**
+ * A real repository that counts the calls reaching it (each one SQL against the
+ * database) and the most that were ever in flight at once.
+ */
+public final class CountingLockRepository implements LockRepository {
+
+	private final LockRepository delegate;
+
+	private final AtomicInteger acquireCalls = new AtomicInteger();
+
+	private final AtomicInteger releaseCalls = new AtomicInteger();
+
+	private final AtomicInteger inFlight = new AtomicInteger();
+
+	private final AtomicInteger maxInFlight = new AtomicInteger();
+
+	public CountingLockRepository(LockRepository delegate) {
+		this.delegate = delegate;
+	}
+
+	@Override
+	public Optional<Lease> tryAcquire(String key, String owner, Duration lease) {
+		this.acquireCalls.incrementAndGet();
+		this.maxInFlight.accumulateAndGet(this.inFlight.incrementAndGet(), Math::max);
+		try {
+			return this.delegate.tryAcquire(key, owner, lease);
+		}
+		finally {
+			this.inFlight.decrementAndGet();
+		}
+	}
+
+	@Override
+	public boolean release(Lease lease) {
+		this.releaseCalls.incrementAndGet();
+		return this.delegate.release(lease);
+	}
+
+	@Override
+	public int maxKeyLength() {
+		return this.delegate.maxKeyLength();
+	}
+
+	public int acquireCalls() {
+		return this.acquireCalls.get();
+	}
+
+	public int releaseCalls() {
+		return this.releaseCalls.get();
+	}
+
+	public int maxInFlight() {
+		return this.maxInFlight.get();
+	}
+
+	public void reset() {
+		this.acquireCalls.set(0);
+		this.releaseCalls.set(0);
+		this.maxInFlight.set(0);
+	}
+
+}

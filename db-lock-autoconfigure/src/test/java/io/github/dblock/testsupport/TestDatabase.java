@@ -1,0 +1,154 @@
+package io.github.dblock.testsupport;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import javax.sql.DataSource;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.github.dblock.autoconfigure.DbLockSchemaMigration;
+import io.github.dblock.jdbc.SqlDialect;
+import io.github.dblock.jdbc.SqlDialects;
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.Assumptions;
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.containers.JdbcDatabaseContainer;
+import org.testcontainers.mariadb.MariaDBContainer;
+import org.testcontainers.mysql.MySQLContainer;
+import org.testcontainers.postgresql.PostgreSQLContainer;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * The databases the suites run on. A server database is reached through
+ * {@code DB_LOCK_TEST_<DB>_URL} (with {@code _USER} and {@code _PASSWORD}), else through
+ * Testcontainers where a Docker engine runs, else its tests are skipped with one line
+ * saying how to enable them, or fail if {@code DB_LOCK_TEST_REQUIRED} names the database.
+ */
+public enum TestDatabase {
+
+	/** H2 in its own mode. */
+	H2("jdbc:h2:mem:dblock;DB_CLOSE_DELAY=-1"),
+
+	/** H2 in MySQL compatibility mode. */
+	H2_MYSQL_MODE("jdbc:h2:mem:dblock_mysql;MODE=MySQL;DATABASE_TO_LOWER=TRUE;DB_CLOSE_DELAY=-1"),
+
+	/** H2 in PostgreSQL compatibility mode. */
+	H2_POSTGRESQL_MODE("jdbc:h2:mem:dblock_pg;MODE=PostgreSQL;DATABASE_TO_LOWER=TRUE;DB_CLOSE_DELAY=-1"),
+
+	/** MariaDB. */
+	MARIADB(null),
+
+	/** MySQL. */
+	MYSQL(null),
+
+	/** PostgreSQL. */
+	POSTGRESQL(null);
+
+	/** The lock table of every suite. */
+	public static final String TABLE = "db_lock";
+
+	private static final Map<TestDatabase, Connection> connections = new ConcurrentHashMap<>();
+
+	private final String embeddedUrl;
+
+	TestDatabase(String embeddedUrl) {
+		this.embeddedUrl = embeddedUrl;
+	}
+
+	/** Connection settings of one database. */
+	public record Connection(String url, String user, String password) {
+	}
+
+	/**
+	 * The database's connection settings, starting a container if needed; skips (or
+	 * fails, if required) the calling test when the database cannot be reached.
+	 */
+	public Connection connection() {
+		return connections.computeIfAbsent(this, TestDatabase::connect);
+	}
+
+	/**
+	 * A new pooled data source on the database, with the lock table migrated and emptied.
+	 * @param poolSize the pool's maximum size
+	 */
+	public HikariDataSource dataSource(int poolSize) {
+		Connection connection = connection();
+		HikariConfig config = new HikariConfig();
+		config.setJdbcUrl(connection.url());
+		config.setUsername(connection.user());
+		config.setPassword(connection.password());
+		config.setMaximumPoolSize(poolSize);
+		config.setPoolName("test-" + name().toLowerCase(Locale.ROOT));
+		HikariDataSource dataSource = new HikariDataSource(config);
+		new DbLockSchemaMigration(dataSource, dialect(dataSource)).afterPropertiesSet();
+		new JdbcTemplate(dataSource).update("DELETE FROM " + TABLE);
+		return dataSource;
+	}
+
+	/** The dialect detected for a data source on this database. */
+	public SqlDialect dialect(DataSource dataSource) {
+		return SqlDialects.detect(dataSource, TABLE);
+	}
+
+	/** Whether this is MariaDB or MySQL, whose server counts statements. */
+	public boolean countsQuestions() {
+		return this == MARIADB || this == MYSQL;
+	}
+
+	private Connection connect() {
+		if (this.embeddedUrl != null) {
+			return new Connection(this.embeddedUrl, "sa", "");
+		}
+		String prefix = "DB_LOCK_TEST_" + name() + "_";
+		String url = System.getenv(prefix + "URL");
+		if (url != null && !url.isBlank()) {
+			return new Connection(url, env(prefix + "USER", defaultUser()), env(prefix + "PASSWORD", ""));
+		}
+		if (isDockerAvailable()) {
+			JdbcDatabaseContainer<?> container = switch (this) {
+				case MARIADB -> new MariaDBContainer("mariadb:11.4");
+				case MYSQL -> new MySQLContainer("mysql:8.4");
+				default -> new PostgreSQLContainer("postgres:17");
+			};
+			container.start();
+			return new Connection(container.getJdbcUrl(), container.getUsername(), container.getPassword());
+		}
+		String message = name() + " tests skipped: set " + prefix + "URL (and " + prefix + "USER, " + prefix
+				+ "PASSWORD) to a test database, or run a Docker engine for Testcontainers";
+		if (required()) {
+			Assertions.fail(message + " (required by DB_LOCK_TEST_REQUIRED)");
+		}
+		Assumptions.abort(message);
+		throw new IllegalStateException("unreachable");
+	}
+
+	private boolean required() {
+		String required = System.getenv("DB_LOCK_TEST_REQUIRED");
+		return required != null && Arrays.stream(required.split(","))
+			.map((name) -> name.trim().toUpperCase(Locale.ROOT))
+			.anyMatch(name()::equals);
+	}
+
+	private String defaultUser() {
+		return (this == POSTGRESQL) ? "postgres" : "root";
+	}
+
+	private static String env(String name, String defaultValue) {
+		String value = System.getenv(name);
+		return (value != null) ? value : defaultValue;
+	}
+
+	private static boolean isDockerAvailable() {
+		try {
+			return DockerClientFactory.instance().isDockerAvailable();
+		}
+		catch (RuntimeException | LinkageError ex) {
+			return false;
+		}
+	}
+
+}

@@ -1,0 +1,1 @@
+package io.github.dblock.benchmarks; class Tmp {}
