@@ -1,0 +1,66 @@
+package io.github.dblock.benchmarks;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+
+/**
+ * Where and how long to run, from the environment (inherited by the hot-key worker
+ * processes, so they read the same):
+ * {@code DB_LOCK_BENCH_URL} (default the local MariaDB's {@code test} database),
+ * {@code DB_LOCK_BENCH_USER} ({@code root}), {@code DB_LOCK_BENCH_PASSWORD} (empty),
+ * {@code DB_LOCK_BENCH_POOL_SIZE} (16), {@code DB_LOCK_BENCH_WARMUP_SECONDS} (2),
+ * {@code DB_LOCK_BENCH_MEASURE_SECONDS} (5).
+ *
+ * @param url the JDBC URL, MariaDB or MySQL
+ * @param user the user
+ * @param password the password
+ * @param poolSize the HikariCP pool size of every contender
+ * @param warmup the warm-up before each measured run
+ * @param measure the measured run
+ */
+record BenchSettings(String url, String user, String password, int poolSize, Duration warmup, Duration measure) {
+
+	static BenchSettings fromEnvironment() {
+		Map<String, String> env = System.getenv();
+		return new BenchSettings(env.getOrDefault("DB_LOCK_BENCH_URL", "jdbc:mariadb://127.0.0.1:3306/test"),
+				env.getOrDefault("DB_LOCK_BENCH_USER", "root"), env.getOrDefault("DB_LOCK_BENCH_PASSWORD", ""),
+				Integer.parseInt(env.getOrDefault("DB_LOCK_BENCH_POOL_SIZE", "16")),
+				Duration.ofMillis(Math.round(1000 * Double.parseDouble(env.getOrDefault("DB_LOCK_BENCH_WARMUP_SECONDS", "2")))),
+				Duration.ofMillis(Math.round(1000 * Double.parseDouble(env.getOrDefault("DB_LOCK_BENCH_MEASURE_SECONDS", "5")))));
+	}
+
+	/**
+	 * A pool of {@link #poolSize} connections, all opened before it is returned so that no
+	 * connection set-up falls into a measured run.
+	 */
+	HikariDataSource openPool(String name) throws SQLException {
+		HikariConfig config = new HikariConfig();
+		config.setJdbcUrl(this.url);
+		config.setUsername(this.user);
+		config.setPassword(this.password);
+		config.setMaximumPoolSize(this.poolSize);
+		config.setMinimumIdle(this.poolSize);
+		config.setPoolName(name);
+		HikariDataSource pool = new HikariDataSource(config);
+		List<Connection> all = new ArrayList<>();
+		try {
+			while (all.size() < this.poolSize) {
+				all.add(pool.getConnection());
+			}
+		}
+		finally {
+			for (Connection connection : all) {
+				connection.close();
+			}
+		}
+		return pool;
+	}
+
+}

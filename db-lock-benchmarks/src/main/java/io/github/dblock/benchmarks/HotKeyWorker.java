@@ -1,0 +1,73 @@
+package io.github.dblock.benchmarks;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.BufferedReader;
+import java.io.DataOutputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.github.dblock.benchmarks.contender.ContenderKind;
+import io.github.dblock.benchmarks.contender.LockContender;
+
+/**
+ * One JVM of the hot-key scenario, started by {@link HotKeyRun} on the same class path:
+ * opens its own pool and contender, warms up on keys of its own, prints {@code READY},
+ * reads {@code GO <startNanos> <endNanos>} from standard input, runs its threads on the
+ * hot key in that window and writes its {@link Outcome} to a file.
+ * <p>
+ * Arguments: contender (a {@link ContenderKind} name), threads, hold in microseconds,
+ * the hot key, the outcome file.
+ */
+public final class HotKeyWorker {
+
+	private HotKeyWorker() {
+	}
+
+	/**
+	 * Runs the worker.
+	 * @param args contender, threads, hold in microseconds, key, outcome file
+	 * @throws Exception if the worker fails: the coordinator then reports it
+	 */
+	public static void main(String[] args) throws Exception {
+		ContenderKind kind = ContenderKind.valueOf(args[0]);
+		int threads = Integer.parseInt(args[1]);
+		long holdNanos = Long.parseLong(args[2]) * 1000;
+		String key = args[3];
+		Path outcomeFile = Path.of(args[4]);
+		BenchSettings settings = BenchSettings.fromEnvironment();
+		try (HikariDataSource pool = settings.openPool("worker-" + ProcessHandle.current().pid());
+				LockContender contender = kind.create(pool, false)) {
+			long warmStart = System.nanoTime();
+			new CycleLoop(contender, threads, KeyScheme.perThread(key + "-warm-" + ProcessHandle.current().pid()), 0)
+				.run(warmStart, warmStart + settings.warmup().toNanos());
+			System.out.println("READY");
+			System.out.flush();
+			BufferedReader commands = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+			String go = commands.readLine();
+			if (go == null || !go.startsWith("GO ")) {
+				throw new IllegalStateException("Expected 'GO <start> <end>', got " + go);
+			}
+			String[] window = go.split(" ");
+			Outcome outcome = new CycleLoop(contender, threads, KeyScheme.same(key), holdNanos)
+				.run(Long.parseLong(window[1]), Long.parseLong(window[2]));
+			try (OutputStream file = Files.newOutputStream(outcomeFile);
+					DataOutputStream out = new DataOutputStream(new BufferedOutputStream(file))) {
+				outcome.writeTo(out);
+			}
+		}
+		System.exit(0);
+	}
+
+	static Outcome read(Path outcomeFile) throws java.io.IOException {
+		try (java.io.DataInputStream in = new java.io.DataInputStream(
+				new BufferedInputStream(Files.newInputStream(outcomeFile)))) {
+			return Outcome.readFrom(in);
+		}
+	}
+
+}

@@ -1,0 +1,47 @@
+package io.github.dblock.benchmarks;
+
+import java.util.Arrays;
+
+/** A growable list of primitive longs, so that recording a sample does not box. */
+final class LongList {
+
+	private long[] values = new long[1024];
+
+	private int size;
+
+	void add(long value) {
+		if (this.size == this.values.length) {
+			this.values = Arrays.copyOf(this.values, this.size * 2);
+		}
+		this.values[this.size++] = value;
+	}
+
+	void addAll(LongList other) {
+		for (int i = 0; i < other.size; i++) {
+			add(other.values[i]);
+		}
+	}
+
+	long get(int index) {
+		return this.values[index];
+	}
+
+	int size() {
+		return this.size;
+	}
+
+	long[] toArray() {
+		return Arrays.copyOf(this.values, this.size);
+	}
+
+	/** The p-th percentile (0..1) in milliseconds, NaN when empty. */
+	double percentileMillis(double p) {
+		if (this.size == 0) {
+			return Double.NaN;
+		}
+		long[] sorted = toArray();
+		Arrays.sort(sorted);
+		return sorted[(int) Math.round(p * (sorted.length - 1))] / 1e6;
+	}
+
+}

@@ -1,0 +1,51 @@
+package io.github.dblock.benchmarks;
+
+import io.github.dblock.benchmarks.contender.ContenderKind;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One contender's result in one scenario.
+ *
+ * @param scenario the scenario
+ * @param contender the contender
+ * @param jvms how many JVMs ran it
+ * @param threads threads per JVM
+ * @param cycles completed acquire + release cycles in the measured window
+ * @param seconds the measured window
+ * @param p50Millis median cycle latency, waiting included
+ * @param p99Millis 99th percentile cycle latency
+ * @param statementsPerCycle the server's {@code Questions} delta per cycle
+ * @param statementMix that delta by statement kind, per cycle
+ * @param errors acquisitions that timed out or failed
+ * @param firstError the first failure's message, if any
+ * @param hotKey what only the hot-key scenario measures
+ */
+record Measurement(Scenario scenario, ContenderKind contender, int jvms, int threads, long cycles, double seconds,
+		double p50Millis, double p99Millis, double statementsPerCycle, String statementMix, long errors,
+		@Nullable String firstError, @Nullable HotKeyStats hotKey) {
+
+	double cyclesPerSecond() {
+		return this.cycles / this.seconds;
+	}
+
+	/** "2x8": JVMs x threads. */
+	String setup() {
+		return this.jvms + "x" + this.threads;
+	}
+
+	/**
+	 * What the hot-key scenario adds.
+	 *
+	 * @param utilisation time some thread held the lock / wall time
+	 * @param handoffP50Millis median time from one holder's end to the next holder's start
+	 * @param handoffP99Millis its 99th percentile
+	 * @param statementsPerSecond every statement the server ran, per second
+	 * @param waiterStatementsPerSecond those beyond the uncontended cost of the cycles done
+	 * @param overlaps two holders at once: must be 0
+	 */
+	record HotKeyStats(double utilisation, double handoffP50Millis, double handoffP99Millis,
+			double statementsPerSecond, double waiterStatementsPerSecond, long overlaps) {
+
+	}
+
+}

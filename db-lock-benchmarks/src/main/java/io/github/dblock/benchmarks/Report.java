@@ -1,0 +1,142 @@
+package io.github.dblock.benchmarks;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+import io.github.dblock.benchmarks.contender.ContenderKind;
+
+/**
+ * The run's tables: printed, and written under the results folder as {@code latest.md}
+ * (for the README), {@code latest.csv}, {@code latest-targets.csv} and the chart
+ * {@code latest.png}.
+ */
+final class Report {
+
+	static final String COMMAND = "./mvnw -pl db-lock-benchmarks -am verify -Pbench";
+
+	private final Machine machine;
+
+	private final BenchSettings settings;
+
+	private final List<Measurement> measurements;
+
+	private final List<TargetCheck> targets;
+
+	Report(Machine machine, BenchSettings settings, List<Measurement> measurements, List<TargetCheck> targets) {
+		this.machine = machine;
+		this.settings = settings;
+		this.measurements = measurements;
+		this.targets = targets;
+	}
+
+	void write(Path folder) throws IOException {
+		Files.createDirectories(folder);
+		String markdown = markdown();
+		System.out.println();
+		System.out.println(markdown);
+		Files.writeString(folder.resolve("latest.md"), markdown);
+		Files.writeString(folder.resolve("latest.csv"), csv().csv());
+		Files.writeString(folder.resolve("latest-targets.csv"), targetTable().csv());
+		new BarChart(this.measurements, this.machine).write(folder.resolve("latest.png"));
+	}
+
+	String markdown() {
+		StringBuilder out = new StringBuilder();
+		out.append("### Benchmark: db-lock and the alternatives (").append(this.machine.date()).append(")\n\n");
+		out.append("Machine: ").append(this.machine.summary()).append(".  \n");
+		out.append(String.format("HikariCP pool of %d for every contender; %.0f s measured after %.0f s warm-up. ",
+				this.settings.poolSize(), this.settings.measure().toMillis() / 1000.0,
+				this.settings.warmup().toMillis() / 1000.0));
+		out.append("Statements are the server's `Questions` counter. Reproduce: `").append(COMMAND).append("`.\n\n");
+		out.append("Uncontended and distinct keys (cycle = acquire + release, nothing held):\n\n");
+		out.append(throughputTable().markdown()).append('\n');
+		out.append("Hot key: every holder holds the lock 1 ms; utilisation = time held / wall time; "
+				+ "waiters' statements = all statements beyond the uncontended cost of the cycles done:\n\n");
+		out.append(hotKeyTable().markdown()).append('\n');
+		out.append("Targets:\n\n").append(targetTable().markdown()).append('\n');
+		errors().forEach((line) -> out.append(line).append('\n'));
+		out.append("![db-lock benchmark](latest.png)\n");
+		return out.toString();
+	}
+
+	private Table throughputTable() {
+		Table table = new Table("scenario", "contender", "durable", "cycles/s", "x INSERT/DELETE", "p50 ms", "p99 ms",
+				"statements/cycle", "statement mix per cycle", "errors");
+		for (Measurement m : this.measurements) {
+			if (m.hotKey() == null) {
+				table.row(m.scenario().label(), m.contender().label(), m.contender().durable() ? "yes" : "no",
+						String.format("%.0f", m.cyclesPerSecond()), ratioToRaw(m), millis(m.p50Millis()),
+						millis(m.p99Millis()), String.format("%.2f", m.statementsPerCycle()), m.statementMix(),
+						m.errors());
+			}
+		}
+		return table;
+	}
+
+	private Table hotKeyTable() {
+		Table table = new Table("contender", "JVMs x threads", "cycles/s", "utilisation", "hand-off p50 ms",
+				"hand-off p99 ms", "cycle p99 ms", "statements/s", "waiters' statements/s", "overlaps", "errors");
+		for (Measurement m : this.measurements) {
+			Measurement.HotKeyStats hot = m.hotKey();
+			if (hot != null) {
+				table.row(m.contender().label(), m.setup(), String.format("%.0f", m.cyclesPerSecond()),
+						String.format("%.1f%%", 100 * hot.utilisation()), millis(hot.handoffP50Millis()),
+						millis(hot.handoffP99Millis()), millis(m.p99Millis()),
+						String.format("%.0f", hot.statementsPerSecond()),
+						String.format("%.0f", hot.waiterStatementsPerSecond()), hot.overlaps(), m.errors());
+			}
+		}
+		return table;
+	}
+
+	private Table targetTable() {
+		Table table = new Table("target", "measured", "required", "result");
+		for (TargetCheck check : this.targets) {
+			table.row(check.target(), check.measured(), check.required(), check.result());
+		}
+		return table;
+	}
+
+	private Table csv() {
+		Table table = new Table("scenario", "contender", "durable", "jvms", "threads", "cycles", "seconds",
+				"cycles_per_second", "p50_ms", "p99_ms", "statements_per_cycle", "statement_mix", "errors",
+				"utilisation", "handoff_p50_ms", "handoff_p99_ms", "statements_per_second",
+				"waiter_statements_per_second", "overlaps");
+		for (Measurement m : this.measurements) {
+			Measurement.HotKeyStats hot = m.hotKey();
+			table.row(m.scenario().number, m.contender().label(), m.contender().durable(), m.jvms(), m.threads(),
+					m.cycles(), m.seconds(), String.format("%.1f", m.cyclesPerSecond()), millis(m.p50Millis()),
+					millis(m.p99Millis()), String.format("%.3f", m.statementsPerCycle()), m.statementMix(), m.errors(),
+					(hot != null) ? String.format("%.4f", hot.utilisation()) : "",
+					(hot != null) ? millis(hot.handoffP50Millis()) : "", (hot != null) ? millis(hot.handoffP99Millis()) : "",
+					(hot != null) ? String.format("%.1f", hot.statementsPerSecond()) : "",
+					(hot != null) ? String.format("%.1f", hot.waiterStatementsPerSecond()) : "",
+					(hot != null) ? hot.overlaps() : "");
+		}
+		return table;
+	}
+
+	private String ratioToRaw(Measurement m) {
+		Optional<Measurement> raw = this.measurements.stream()
+			.filter((other) -> other.scenario() == m.scenario() && other.contender() == ContenderKind.RAW_INSERT_DELETE
+					&& other.hotKey() == null)
+			.findFirst();
+		return raw.map((r) -> String.format("%.2fx", m.cyclesPerSecond() / r.cyclesPerSecond())).orElse("");
+	}
+
+	private List<String> errors() {
+		return this.measurements.stream()
+			.filter((m) -> m.firstError() != null)
+			.map((m) -> "- " + m.scenario().number + " " + m.contender().label() + " " + m.setup() + ": " + m.errors()
+					+ " errors, first: " + m.firstError())
+			.toList();
+	}
+
+	private static String millis(double value) {
+		return Double.isNaN(value) ? "" : String.format("%.2f", value);
+	}
+
+}

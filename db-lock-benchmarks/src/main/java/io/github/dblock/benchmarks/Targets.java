@@ -1,0 +1,118 @@
+package io.github.dblock.benchmarks;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+import io.github.dblock.benchmarks.contender.ContenderKind;
+
+import static io.github.dblock.benchmarks.contender.ContenderKind.DB_LOCK;
+import static io.github.dblock.benchmarks.contender.ContenderKind.DB_LOCK_ANNOTATION;
+import static io.github.dblock.benchmarks.contender.ContenderKind.JDBC_LOCK_REGISTRY;
+import static io.github.dblock.benchmarks.contender.ContenderKind.RAW_INSERT_DELETE;
+import static io.github.dblock.benchmarks.contender.ContenderKind.SHEDLOCK;
+
+/**
+ * The issue's targets, checked against the measurements of one run.
+ */
+final class Targets {
+
+	/** Doubling threads may add this much to the waiters' statements per second, plus half. */
+	static final double WAITER_SLACK = 50;
+
+	private final List<Measurement> measurements;
+
+	private final List<TargetCheck> checks = new ArrayList<>();
+
+	private Targets(List<Measurement> measurements) {
+		this.measurements = measurements;
+	}
+
+	static List<TargetCheck> evaluate(List<Measurement> measurements) {
+		Targets targets = new Targets(measurements);
+		for (Scenario scenario : List.of(Scenario.SINGLE_KEY, Scenario.NEW_KEY)) {
+			targets.ratio(scenario, RAW_INSERT_DELETE, 0.9);
+			targets.ratio(scenario, SHEDLOCK, 2);
+			targets.ratio(scenario, JDBC_LOCK_REGISTRY, 3);
+			targets.statements(scenario);
+			targets.aspectCost(scenario);
+		}
+		targets.utilisation();
+		targets.waiters();
+		targets.ratio(Scenario.DISTINCT_KEYS, RAW_INSERT_DELETE, 1);
+		targets.aspectCost(Scenario.DISTINCT_KEYS);
+		return targets.checks;
+	}
+
+	private void ratio(Scenario scenario, ContenderKind other, double required) {
+		Optional<Measurement> dbLock = find(scenario, DB_LOCK, 1);
+		Optional<Measurement> them = find(scenario, other, 1);
+		if (dbLock.isEmpty() || them.isEmpty()) {
+			return;
+		}
+		double ratio = dbLock.get().cyclesPerSecond() / them.get().cyclesPerSecond();
+		this.checks.add(new TargetCheck(scenario.number + ": db-lock / " + other.label() + " cycles/s",
+				String.format("%.2fx (%.0f / %.0f)", ratio, dbLock.get().cyclesPerSecond(), them.get().cyclesPerSecond()),
+				String.format(">= %.1fx", required), ratio >= required));
+	}
+
+	private void statements(Scenario scenario) {
+		find(scenario, DB_LOCK, 1).ifPresent((m) -> this.checks.add(new TargetCheck(
+				scenario.number + ": db-lock statements per cycle", String.format("%.2f (%s)", m.statementsPerCycle(),
+						m.statementMix()), "<= 2", m.statementsPerCycle() <= 2.005)));
+	}
+
+	private void aspectCost(Scenario scenario) {
+		Optional<Measurement> template = find(scenario, DB_LOCK, 1);
+		Optional<Measurement> annotation = find(scenario, DB_LOCK_ANNOTATION, 1);
+		if (template.isPresent() && annotation.isPresent()) {
+			this.checks.add(new TargetCheck(scenario.number + ": @DbLock / DbLockTemplate cycles/s (the aspect's cost)",
+					String.format("%.2fx", annotation.get().cyclesPerSecond() / template.get().cyclesPerSecond()), "",
+					null));
+		}
+	}
+
+	private void utilisation() {
+		findHot(2, 8).ifPresent((m) -> this.checks.add(
+				new TargetCheck("3: db-lock lock utilisation, 2 JVMs x 8 threads",
+						String.format("%.1f%% (hand-off p50 %.2f ms)", 100 * m.hotKey().utilisation(),
+								m.hotKey().handoffP50Millis()), ">= 80%", m.hotKey().utilisation() >= 0.8)));
+	}
+
+	/** Doubling the threads of a JVM count must not grow the waiters' statements much. */
+	private void waiters() {
+		Optional<Measurement> oneByEight = findHot(1, 8);
+		Optional<Measurement> oneBySixteen = findHot(1, 16);
+		Optional<Measurement> twoByFour = findHot(2, 4);
+		Optional<Measurement> twoByEight = findHot(2, 8);
+		if (oneByEight.isEmpty() || oneBySixteen.isEmpty() || twoByFour.isEmpty() || twoByEight.isEmpty()) {
+			return;
+		}
+		double w18 = waiters(oneByEight.get());
+		double w116 = waiters(oneBySixteen.get());
+		double w24 = waiters(twoByFour.get());
+		double w28 = waiters(twoByEight.get());
+		boolean pass = w116 <= 1.5 * w18 + WAITER_SLACK && w28 <= 1.5 * w24 + WAITER_SLACK;
+		this.checks.add(new TargetCheck("3: db-lock waiters' statements/s grow with JVMs, not threads",
+				String.format("1x8 %.0f, 1x16 %.0f; 2x4 %.0f, 2x8 %.0f", w18, w116, w24, w28),
+				String.format("x2 threads: <= 1.5x + %.0f", WAITER_SLACK), pass));
+	}
+
+	private static double waiters(Measurement m) {
+		return m.hotKey().waiterStatementsPerSecond();
+	}
+
+	private Optional<Measurement> findHot(int jvms, int threads) {
+		return this.measurements.stream()
+			.filter((m) -> m.scenario() == Scenario.HOT_KEY && m.contender() == DB_LOCK && m.jvms() == jvms
+					&& m.threads() == threads)
+			.findFirst();
+	}
+
+	private Optional<Measurement> find(Scenario scenario, ContenderKind kind, int jvms) {
+		return this.measurements.stream()
+			.filter((m) -> m.scenario() == scenario && m.contender() == kind && m.jvms() == jvms)
+			.reduce((first, later) -> later);
+	}
+
+}

@@ -1,1 +1,0 @@
-package io.github.dblock.benchmarks; class Tmp {}

@@ -1,0 +1,52 @@
+package io.github.dblock.benchmarks.contender;
+
+import javax.sql.DataSource;
+
+import io.github.dblock.DbLockTemplate;
+import io.github.dblock.LockAcquisitionException;
+import io.github.dblock.LockHandle;
+import io.github.dblock.autoconfigure.DbLockSchemaMigration;
+import io.github.dblock.core.LockEngine;
+import io.github.dblock.jdbc.JdbcLockRepository;
+import io.github.dblock.jdbc.SqlDialect;
+import io.github.dblock.jdbc.SqlDialects;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * db-lock through {@link DbLockTemplate}, built by hand as the auto-configuration would.
+ */
+final class DbLockTemplateContender extends AcquireReleaseContender<LockHandle> {
+
+	/** Apart from {@code db_lock}, the library tests' table. */
+	static final String TABLE = "bench_db_lock";
+
+	private final DbLockTemplate template;
+
+	DbLockTemplateContender(DataSource dataSource, boolean prepare) {
+		SqlDialect dialect = SqlDialects.detect(dataSource, TABLE);
+		if (prepare) {
+			new DbLockSchemaMigration(dataSource, dialect).afterPropertiesSet();
+			new JdbcTemplate(dataSource).update("DELETE FROM " + TABLE);
+		}
+		LockEngine engine = new LockEngine(new JdbcLockRepository(dataSource, dialect), LockTimes.BACKOFF);
+		this.template = new DbLockTemplate(engine, "", LockTimes.WAIT, LockTimes.LEASE);
+	}
+
+	@Override
+	@Nullable LockHandle acquire(String key) {
+		try {
+			return this.template.acquire(key, null, null);
+		}
+		catch (LockAcquisitionException ex) {
+			return null;
+		}
+	}
+
+	@Override
+	void release(String key, LockHandle held) {
+		held.close();
+	}
+
+}

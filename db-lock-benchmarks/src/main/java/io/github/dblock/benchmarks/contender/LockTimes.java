@@ -1,0 +1,33 @@
+package io.github.dblock.benchmarks.contender;
+
+import java.time.Duration;
+
+import io.github.dblock.autoconfigure.DbLockProperties;
+import io.github.dblock.core.Backoff;
+
+/**
+ * The wait, lease and back-off every contender uses, so that they differ only in how
+ * they lock.
+ */
+final class LockTimes {
+
+	static final long WAIT_MS = 10_000;
+
+	static final long LEASE_MS = 30_000;
+
+	static final Duration WAIT = Duration.ofMillis(WAIT_MS);
+
+	static final Duration LEASE = Duration.ofMillis(LEASE_MS);
+
+	/** db-lock's default back-off; the contenders without a wait of their own spin with it too. */
+	static final Backoff BACKOFF = defaultBackoff();
+
+	private LockTimes() {
+	}
+
+	private static Backoff defaultBackoff() {
+		DbLockProperties.Backoff defaults = new DbLockProperties().getBackoff();
+		return new Backoff(defaults.getInitial(), defaults.getMax());
+	}
+
+}
