@@ -1,5 +1,7 @@
 package io.github.dblock.jdbc;
 
+import org.jspecify.annotations.Nullable;
+
 
 /**
  * H2 2.x, in its own mode and in its MySQL and PostgreSQL compatibility modes: a
@@ -37,6 +39,12 @@ public class H2Dialect extends SqlDialect {
 	@Override
 	protected String acquireSql() {
 		return this.acquireSql;
+	}
+
+	/** Deadlock, lock timeout, concurrent update of a row, concurrent insert of a key. */
+	@Override
+	protected boolean isContention(int errorCode, @Nullable String sqlState) {
+		return errorCode == 40001 || errorCode == 50200 || errorCode == 90131 || errorCode == 23505;
 	}
 
 }

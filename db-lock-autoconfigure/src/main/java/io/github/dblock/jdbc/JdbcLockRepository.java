@@ -9,6 +9,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import org.springframework.dao.ConcurrencyFailureException;
+import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DuplicateKeyException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -68,7 +69,10 @@ public class JdbcLockRepository implements LockRepository {
 				.execute((status) -> this.dialect.tryAcquire(this.jdbc, key, owner, lease));
 			return (acquired != null) ? acquired : Optional.empty();
 		}
-		catch (ConcurrencyFailureException | DuplicateKeyException ex) {
+		catch (DataAccessException ex) {
+			if (!isContention(ex)) {
+				throw ex;
+			}
 			if (logger.isDebugEnabled()) {
 				logger.debug("Attempt to acquire '" + key + "' did not acquire: " + ex.getMessage());
 			}
@@ -83,13 +87,18 @@ public class JdbcLockRepository implements LockRepository {
 				Boolean released = this.outsideTransaction.execute((status) -> this.dialect.release(this.jdbc, lease));
 				return Boolean.TRUE.equals(released);
 			}
-			catch (ConcurrencyFailureException ex) {
+			catch (DataAccessException ex) {
 				// a deadlock victim's delete did nothing: run it again, the row is still ours
-				if (attempt == RELEASE_ATTEMPTS) {
+				if (!isContention(ex) || attempt == RELEASE_ATTEMPTS) {
 					throw ex;
 				}
 			}
 		}
+	}
+
+	private boolean isContention(DataAccessException ex) {
+		return ex instanceof ConcurrencyFailureException || ex instanceof DuplicateKeyException
+				|| this.dialect.isContention(ex);
 	}
 
 	@Override

@@ -1,5 +1,7 @@
 package io.github.dblock.jdbc;
 
+import org.jspecify.annotations.Nullable;
+
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
@@ -48,6 +50,12 @@ public class MariaDbDialect extends SqlDialect {
 	@Override
 	protected Instant readInstant(ResultSet rs, String column) throws SQLException {
 		return rs.getObject(column, LocalDateTime.class).toInstant(ZoneOffset.UTC);
+	}
+
+	/** InnoDB's lock-wait timeout and deadlock. */
+	@Override
+	protected boolean isContention(int errorCode, @Nullable String sqlState) {
+		return errorCode == 1205 || errorCode == 1213;
 	}
 
 }

@@ -97,4 +97,10 @@ public class MySqlDialect extends SqlDialect {
 		return offset;
 	}
 
+	/** InnoDB's lock-wait timeout and deadlock, and {@code NOWAIT} finding a lock taken. */
+	@Override
+	protected boolean isContention(int errorCode, @Nullable String sqlState) {
+		return errorCode == 1205 || errorCode == 1213 || errorCode == 3572;
+	}
+
 }

@@ -1,5 +1,7 @@
 package io.github.dblock.jdbc;
 
+import org.jspecify.annotations.Nullable;
+
 
 /**
  * PostgreSQL 14 and later: one {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE <expired>
@@ -34,6 +36,12 @@ public class PostgreSqlDialect extends SqlDialect {
 	@Override
 	protected String acquireSql() {
 		return this.acquireSql;
+	}
+
+	/** serialization_failure, deadlock_detected and lock_not_available. */
+	@Override
+	protected boolean isContention(int errorCode, @Nullable String sqlState) {
+		return "40001".equals(sqlState) || "40P01".equals(sqlState) || "55P03".equals(sqlState);
 	}
 
 }

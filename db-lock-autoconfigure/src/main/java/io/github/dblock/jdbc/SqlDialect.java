@@ -7,6 +7,8 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.Optional;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.jdbc.core.JdbcOperations;
 
 /**
@@ -91,6 +93,31 @@ public abstract class SqlDialect {
 	public boolean release(JdbcOperations jdbc, Lease lease) {
 		return jdbc.update(this.releaseSql, lease.key(), lease.owner(), lease.token()) == 1;
 	}
+
+	/**
+	 * Whether a failure is the database reporting contention on a lock row (deadlock,
+	 * lock-wait timeout, serialization failure, a concurrent insert of the same key): an
+	 * attempt that did not acquire, to be tried again, never an error for the user.
+	 * @param failure the failure, with the driver's exception in its causes
+	 * @return whether it is contention
+	 */
+	public boolean isContention(Throwable failure) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof SQLException sql && isContention(sql.getErrorCode(), sql.getSQLState())) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Whether a vendor error code or SQLState means contention, as told by
+	 * {@link #isContention(Throwable)}.
+	 * @param errorCode the vendor's error code
+	 * @param sqlState the SQLState, if any
+	 * @return whether it is contention
+	 */
+	protected abstract boolean isContention(int errorCode, @Nullable String sqlState);
 
 	/**
 	 * Reads a time column written by this dialect.

@@ -159,6 +159,25 @@ abstract class LockRepositoryContractTests {
 	}
 
 	@Test
+	void aLockWaitTimeoutIsAnAttemptThatDidNotAcquire() throws Exception {
+		try (HikariDataSource impatient = database().impatientDataSource(2);
+				java.sql.Connection blocker = this.dataSource.getConnection()) {
+			blocker.setAutoCommit(false);
+			JdbcTemplate inOpenTransaction = new JdbcTemplate(
+					new org.springframework.jdbc.datasource.SingleConnectionDataSource(blocker, true));
+			assertThat(this.dialect.tryAcquire(inOpenTransaction, "blocked", "uncommitted", LONG_LEASE)).isPresent();
+			try {
+				JdbcLockRepository impatientRepository = new JdbcLockRepository(impatient, this.dialect);
+				assertThat(impatientRepository.tryAcquire("blocked", "o2", LONG_LEASE)).isEmpty();
+			}
+			finally {
+				blocker.rollback();
+			}
+		}
+		assertThat(this.repository.tryAcquire("blocked", "o3", LONG_LEASE)).isPresent();
+	}
+
+	@Test
 	void eightThreadsOnOneKeyNeverHoldItTogetherAndNoDatabaseErrorEscapes() throws Exception {
 		int threads = 8;
 		int cyclesPerThread = 60;

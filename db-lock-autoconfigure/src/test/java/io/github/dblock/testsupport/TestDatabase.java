@@ -76,6 +76,23 @@ public enum TestDatabase {
 	 * @param poolSize the pool's maximum size
 	 */
 	public HikariDataSource dataSource(int poolSize) {
+		return dataSource(poolSize, null);
+	}
+
+	/**
+	 * A new pooled data source on the database whose connections wait at most a second
+	 * for a row lock, with the lock table migrated and emptied.
+	 * @param poolSize the pool's maximum size
+	 */
+	public HikariDataSource impatientDataSource(int poolSize) {
+		return dataSource(poolSize, switch (this) {
+			case MARIADB, MYSQL -> "SET SESSION innodb_lock_wait_timeout = 1";
+			case POSTGRESQL -> "SET lock_timeout = '1s'";
+			default -> "SET LOCK_TIMEOUT 1000";
+		});
+	}
+
+	private HikariDataSource dataSource(int poolSize, String connectionInitSql) {
 		Connection connection = connection();
 		HikariConfig config = new HikariConfig();
 		config.setJdbcUrl(connection.url());
@@ -83,6 +100,7 @@ public enum TestDatabase {
 		config.setPassword(connection.password());
 		config.setMaximumPoolSize(poolSize);
 		config.setPoolName("test-" + name().toLowerCase(Locale.ROOT));
+		config.setConnectionInitSql(connectionInitSql);
 		HikariDataSource dataSource = new HikariDataSource(config);
 		new DbLockSchemaMigration(dataSource, dialect(dataSource)).afterPropertiesSet();
 		new JdbcTemplate(dataSource).update("DELETE FROM " + TABLE);

@@ -1,0 +1,432 @@
+package io.github.dblock.autoconfigure;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.github.dblock.DbLock;
+import io.github.dblock.DbLockException;
+import io.github.dblock.DbLockTemplate;
+import io.github.dblock.LockHandle;
+import io.github.dblock.aop.DbLockAdvisor;
+import io.github.dblock.core.LockEngine;
+import io.github.dblock.jdbc.H2Dialect;
+import io.github.dblock.jdbc.JdbcLockRepository;
+import io.github.dblock.jdbc.LockRepository;
+import io.github.dblock.jdbc.MySqlDialect;
+import io.github.dblock.jdbc.SqlDialect;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.flyway.autoconfigure.FlywayAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * Tests for {@link DbLockAutoConfiguration}, on an embedded H2 per test.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class DbLockAutoConfigurationTests {
+
+	private static final AtomicLong databases = new AtomicLong();
+
+	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+				DataSourceTransactionManagerAutoConfiguration.class, JdbcTemplateAutoConfiguration.class,
+				TransactionAutoConfiguration.class, AopAutoConfiguration.class, DbLockAutoConfiguration.class))
+		.withInitializer((context) -> context.getEnvironment()
+			.getSystemProperties()
+			.put("spring.datasource.url", "jdbc:h2:mem:autoconfig" + databases.incrementAndGet() + ";DB_CLOSE_DELAY=-1"));
+
+	@Test
+	void defaultsGiveATemplateAndAnAdvisorOnAMigratedTable() {
+		this.contextRunner.run((context) -> {
+			assertThat(context).hasSingleBean(DbLockTemplate.class)
+				.hasSingleBean(LockEngine.class)
+				.hasSingleBean(JdbcLockRepository.class)
+				.hasSingleBean(DbLockSchemaMigration.class)
+				.hasSingleBean(DbLockAdvisor.class);
+			assertThat(context.getBean(SqlDialect.class)).isInstanceOf(H2Dialect.class);
+			DbLockProperties properties = context.getBean(DbLockProperties.class);
+			assertThat(properties.getTableName()).isEqualTo("db_lock");
+			assertThat(properties.getKeyPrefix()).isEmpty();
+			assertThat(properties.getDefaultWait()).isEqualTo(Duration.ofSeconds(3));
+			assertThat(properties.getDefaultLease()).isEqualTo(Duration.ofSeconds(30));
+			assertThat(context.getBean(DbLockAdvisor.class).getOrder()).isEqualTo(properties.getOrder());
+			JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+			assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM db_lock", Integer.class)).isZero();
+			assertThat(jdbc.queryForList("SELECT \"version\" FROM \"db_lock_schema_history\" WHERE \"success\"", String.class))
+				.contains("1");
+		});
+	}
+
+	@Test
+	void backsOffForUserBeans() {
+		this.contextRunner.withUserConfiguration(UserBeans.class).run((context) -> {
+			assertThat(context).hasSingleBean(DbLockTemplate.class).hasSingleBean(LockRepository.class);
+			assertThat(context.getBean(DbLockTemplate.class)).isSameAs(context.getBean(UserBeans.class).template);
+			assertThat(context.getBean(LockRepository.class)).isSameAs(context.getBean(UserBeans.class).repository);
+		});
+	}
+
+	@Test
+	void isDisabledByProperty() {
+		this.contextRunner.withPropertyValues("db-lock.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(DbLockTemplate.class)
+				.doesNotHaveBean(DbLockAdvisor.class)
+				.doesNotHaveBean(DbLockSchemaMigration.class));
+	}
+
+	@Test
+	void needsSpringJdbc() {
+		this.contextRunner.withClassLoader(new FilteredClassLoader(JdbcTemplate.class))
+			.run((context) -> assertThat(context).doesNotHaveBean(DbLockTemplate.class));
+	}
+
+	@Test
+	void needsADataSource() {
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(DbLockAutoConfiguration.class))
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(DbLockTemplate.class));
+	}
+
+	@Test
+	void propertiesBind() {
+		this.contextRunner
+			.withPropertyValues("db-lock.table-name=app_locks", "db-lock.key-prefix=billing", "db-lock.default-wait=250ms",
+					"db-lock.default-lease=1m", "db-lock.order=42", "db-lock.dialect=h2", "db-lock.backoff.initial=1ms",
+					"db-lock.backoff.max=20ms")
+			.withUserConfiguration(Locked.class)
+			.run((context) -> {
+				DbLockProperties properties = context.getBean(DbLockProperties.class);
+				assertThat(properties.getDefaultWait()).isEqualTo(Duration.ofMillis(250));
+				assertThat(properties.getDefaultLease()).isEqualTo(Duration.ofMinutes(1));
+				assertThat(properties.getDialect()).isEqualTo(DbLockProperties.Dialect.H2);
+				assertThat(properties.getBackoff().getInitial()).isEqualTo(Duration.ofMillis(1));
+				assertThat(properties.getBackoff().getMax()).isEqualTo(Duration.ofMillis(20));
+				assertThat(context.getBean(DbLockAdvisor.class).getOrder()).isEqualTo(42);
+				JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+				List<String> keys = context.getBean(LockedService.class).keysWhileLocked(jdbc, 42L);
+				assertThat(keys).containsExactly("billing:order:42");
+				try (LockHandle handle = context.getBean(DbLockTemplate.class).acquire("x", null, null)) {
+					assertThat(handle.key()).isEqualTo("billing:x");
+					assertThat(jdbc.queryForList("SELECT lock_key FROM app_locks", String.class))
+						.containsExactly("billing:x");
+				}
+				assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM \"app_locks_schema_history\"", Integer.class))
+					.isPositive();
+			});
+	}
+
+	@Test
+	void theDialectCanBeChosen() {
+		this.contextRunner.withPropertyValues("db-lock.dialect=mysql", "db-lock.schema.migrate=false")
+			.run((context) -> assertThat(context.getBean(SqlDialect.class)).isInstanceOf(MySqlDialect.class));
+	}
+
+	@Test
+	void migrationCanBeTurnedOff() {
+		this.contextRunner.withPropertyValues("db-lock.schema.migrate=false").run((context) -> {
+			assertThat(context).doesNotHaveBean(DbLockSchemaMigration.class).hasSingleBean(DbLockTemplate.class);
+			assertThat(context.getBean(JdbcTemplate.class)
+				.queryForObject("SELECT COUNT(*) FROM INFORMATION_SCHEMA.TABLES WHERE LOWER(TABLE_NAME) = 'db_lock'",
+						Integer.class))
+				.isZero();
+		});
+	}
+
+	@Test
+	void leavesTheApplicationsOwnFlywayHistoryAlone() {
+		this.contextRunner.withConfiguration(AutoConfigurations.of(FlywayAutoConfiguration.class))
+			.withPropertyValues("spring.flyway.locations=classpath:db/app-migration")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+				assertThat(jdbc.queryForList("SELECT \"script\" FROM \"flyway_schema_history\" WHERE \"type\" = 'SQL'", String.class))
+					.containsExactly("V1__app_orders.sql");
+				assertThat(jdbc.queryForList("SELECT \"script\" FROM \"db_lock_schema_history\" WHERE \"version\" = '1'",
+						String.class))
+					.containsExactly("V1__create_lock_table.sql");
+				assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM app_order", Integer.class)).isZero();
+			});
+	}
+
+	@Test
+	void anInvalidTableNameFailsStartUp() {
+		this.contextRunner.withPropertyValues("db-lock.table-name=locks; DROP TABLE x")
+			.run((context) -> assertThat(context).getFailure().rootCause().hasMessageContaining("Invalid db-lock table name"));
+	}
+
+	@Test
+	void anInvalidKeyPrefixFailsStartUp() {
+		this.contextRunner.withPropertyValues("db-lock.key-prefix=a b")
+			.run((context) -> assertThat(context).getFailure().rootCause().hasMessageContaining("Invalid db-lock key prefix"));
+	}
+
+	@Test
+	void aKeyThatDoesNotParseFailsStartUpNamingTheMethod() {
+		this.contextRunner.withUserConfiguration(BadKey.class)
+			.run((context) -> assertThat(dbLockFailure(context)).hasMessageContaining("BadKeyService.pay(long)")
+				.hasMessageContaining("key \"#orderId +\" is not a valid SpEL expression"));
+	}
+
+	@Test
+	void aNegativeWaitFailsStartUp() {
+		this.contextRunner.withUserConfiguration(BadWait.class)
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("BadWaitService.pay()")
+				.hasMessageContaining("waitMs"));
+	}
+
+	@Test
+	void aZeroLeaseFailsStartUp() {
+		this.contextRunner.withUserConfiguration(BadLease.class)
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("BadLeaseService.pay()")
+				.hasMessageContaining("leaseMs"));
+	}
+
+	@Test
+	void aMethodSpringCannotProxyIsReportedAtStartUp(CapturedOutput output) {
+		this.contextRunner.withUserConfiguration(Unproxyable.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(output).contains("@DbLock on UnproxyableService.pay(long) has no effect");
+		});
+	}
+
+	@Test
+	void keysAreEvaluatedWithSpringExpressions() {
+		this.contextRunner.withUserConfiguration(Locked.class).run((context) -> {
+			LockedService locked = context.getBean(LockedService.class);
+			JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+			assertThat(locked.keysWhileLocked(jdbc, 7L)).containsExactly("order:7");
+			assertThat(locked.byIndex(jdbc, 8L)).containsExactly("order:8");
+			assertThat(locked.byProperty(jdbc, new Order(9L))).containsExactly("order:9");
+			assertThat(locked.byBean(jdbc)).containsExactly("order:bean-10");
+		});
+	}
+
+	@Test
+	void aKeyThatIsNullBlankOrTooLongIsRejectedNamingTheMethod() {
+		this.contextRunner.withUserConfiguration(Locked.class).run((context) -> {
+			LockedService locked = context.getBean(LockedService.class);
+			JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+			assertThatExceptionOfType(DbLockException.class).isThrownBy(() -> locked.keysWhileLocked(jdbc, null))
+				.withMessageContaining("LockedService.keysWhileLocked(JdbcTemplate, Long)")
+				.withMessageContaining("evaluated to null");
+			assertThatExceptionOfType(DbLockException.class).isThrownBy(() -> locked.byText(jdbc, "  "))
+				.withMessageContaining("evaluated to a blank string");
+			assertThatExceptionOfType(DbLockException.class).isThrownBy(() -> locked.byText(jdbc, "x".repeat(300)))
+				.withMessageContaining("LockedService.byText(JdbcTemplate, String)")
+				.withMessageContaining("at most 255");
+			assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM db_lock", Integer.class)).isZero();
+		});
+	}
+
+	private static Throwable dbLockFailure(AssertableApplicationContext context) {
+		Throwable failure = context.getStartupFailure();
+		while (failure != null && !(failure instanceof DbLockException)) {
+			failure = failure.getCause();
+		}
+		assertThat(failure).as("a DbLockException causing the start-up failure").isNotNull();
+		return failure;
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserBeans {
+
+		final LockRepository repository = new NoLockRepository();
+
+		final DbLockTemplate template = new DbLockTemplate(
+				new LockEngine(this.repository, new io.github.dblock.core.Backoff(Duration.ofMillis(1), Duration.ofMillis(2))),
+				"", Duration.ZERO, Duration.ofSeconds(1));
+
+		@Bean
+		LockRepository userRepository() {
+			return this.repository;
+		}
+
+		@Bean
+		DbLockTemplate userTemplate() {
+			return this.template;
+		}
+
+	}
+
+	static class NoLockRepository implements LockRepository {
+
+		@Override
+		public java.util.Optional<io.github.dblock.jdbc.Lease> tryAcquire(String key, String owner, Duration lease) {
+			return java.util.Optional.empty();
+		}
+
+		@Override
+		public boolean release(io.github.dblock.jdbc.Lease lease) {
+			return false;
+		}
+
+		@Override
+		public int maxKeyLength() {
+			return 10;
+		}
+
+	}
+
+	record Order(Long id) {
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class Locked {
+
+		@Bean
+		LockedService lockedService() {
+			return new LockedService();
+		}
+
+		@Bean
+		Ids ids() {
+			return new Ids();
+		}
+
+	}
+
+	static class Ids {
+
+		public String next() {
+			return "bean-10";
+		}
+
+	}
+
+	static class LockedService {
+
+		@DbLock(name = "order", key = "#orderId")
+		public List<String> keysWhileLocked(JdbcTemplate jdbc, Long orderId) {
+			return keys(jdbc);
+		}
+
+		@DbLock(name = "order", key = "#p1")
+		public List<String> byIndex(JdbcTemplate jdbc, Long orderId) {
+			return keys(jdbc);
+		}
+
+		@DbLock(name = "order", key = "#order.id")
+		public List<String> byProperty(JdbcTemplate jdbc, Order order) {
+			return keys(jdbc);
+		}
+
+		@DbLock(name = "order", key = "@ids.next()")
+		public List<String> byBean(JdbcTemplate jdbc) {
+			return keys(jdbc);
+		}
+
+		@DbLock(name = "order", key = "#text")
+		public List<String> byText(JdbcTemplate jdbc, String text) {
+			return keys(jdbc);
+		}
+
+		private static List<String> keys(JdbcTemplate jdbc) {
+			return jdbc.queryForList("SELECT lock_key FROM " + currentTable(jdbc), String.class);
+		}
+
+		private static String currentTable(JdbcTemplate jdbc) {
+			Integer custom = jdbc.queryForObject(
+					"SELECT COUNT(*) FROM INFORMATION_SCHEMA.TABLES WHERE LOWER(TABLE_NAME) = 'app_locks'", Integer.class);
+			return (custom != null && custom > 0) ? "app_locks" : "db_lock";
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class BadKey {
+
+		@Bean
+		BadKeyService badKeyService() {
+			return new BadKeyService();
+		}
+
+	}
+
+	static class BadKeyService {
+
+		@DbLock(key = "#orderId +")
+		public void pay(long orderId) {
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class BadWait {
+
+		@Bean
+		BadWaitService badWaitService() {
+			return new BadWaitService();
+		}
+
+	}
+
+	static class BadWaitService {
+
+		@DbLock(waitMs = -5)
+		public void pay() {
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class BadLease {
+
+		@Bean
+		BadLeaseService badLeaseService() {
+			return new BadLeaseService();
+		}
+
+	}
+
+	static class BadLeaseService {
+
+		@DbLock(leaseMs = 0)
+		public void pay() {
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class Unproxyable {
+
+		@Bean
+		UnproxyableService unproxyableService() {
+			return new UnproxyableService();
+		}
+
+	}
+
+	static class UnproxyableService {
+
+		@DbLock(key = "#orderId")
+		public final void pay(long orderId) {
+		}
+
+		@DbLock
+		public void other() {
+		}
+
+	}
+
+}

@@ -1,0 +1,1 @@
+CREATE TABLE app_order (id BIGINT PRIMARY KEY, status VARCHAR(20) NOT NULL);
