@@ -56,4 +56,29 @@ public @interface DbLock {
 	 */
 	long leaseMs() default -1;
 
+	/**
+	 * The least time the lock stays taken after acquisition, in milliseconds, even if the
+	 * method returns sooner: for a {@code @Scheduled} job, so that nodes whose clocks or
+	 * schedules differ a little do not run it twice (ShedLock's {@code lockAtLeastFor}).
+	 * The lease then ends on its own; no thread waits for it. 0 for none.
+	 * @return the minimum hold
+	 */
+	long minHoldMs() default 0;
+
+	/**
+	 * What to do when the lock stays held by another owner for the whole wait, unless a
+	 * {@link #fallback()} is named.
+	 * @return the policy
+	 */
+	FailurePolicy onFailure() default FailurePolicy.THROW;
+
+	/**
+	 * The name of a method of the same bean to call instead when the lock cannot be had:
+	 * it takes the same parameters, optionally followed by the
+	 * {@link LockAcquisitionException}, and returns a compatible type. Checked at start-up.
+	 * Empty for none.
+	 * @return the fallback method's name
+	 */
+	String fallback() default "";
+
 }

@@ -4,18 +4,22 @@ import java.lang.reflect.UndeclaredThrowableException;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.locks.Lock;
 import java.util.regex.Pattern;
 
 import io.github.dblock.core.LockEngine;
+import io.github.dblock.core.LockRequest;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Programmatic access to db-lock, in the spirit of Spring's {@code TransactionTemplate}.
- * Keys given here are stored as {@code [key-prefix:]key}. A {@code null} wait or lease
- * means {@code db-lock.default-wait} or {@code db-lock.default-lease}.
+ * Keys given here are stored as {@code [key-prefix:]key}. A {@code null} wait means
+ * {@code db-lock.default-wait}; a {@code null} lease means {@code db-lock.default-lease},
+ * renewed by a watchdog for as long as the lock is held, whereas a given lease is fixed
+ * and ends on time even if the holder still runs.
  *
  * <pre class="code">
- * Receipt receipt = template.execute("order:" + id, Duration.ofSeconds(3), null, () -> payments.charge(id));
+ * Receipt receipt = template.execute("order:" + id, () -> payments.charge(id));
  * </pre>
  */
 public class DbLockTemplate {
@@ -30,8 +34,10 @@ public class DbLockTemplate {
 
 	private final Duration defaultLease;
 
+	private final LostLeasePolicy onLostLease;
+
 	/**
-	 * Creates a template.
+	 * Creates a template that throws {@link LockLostException} for a lost lease.
 	 * @param engine the engine
 	 * @param keyPrefix prepended to every key with a colon; empty for none. Letters,
 	 * digits, {@code _ . -}, at most 64 characters
@@ -39,6 +45,21 @@ public class DbLockTemplate {
 	 * @param defaultLease the lease when none is given
 	 */
 	public DbLockTemplate(LockEngine engine, String keyPrefix, Duration defaultWait, Duration defaultLease) {
+		this(engine, keyPrefix, defaultWait, defaultLease, LostLeasePolicy.THROW);
+	}
+
+	/**
+	 * Creates a template.
+	 * @param engine the engine
+	 * @param keyPrefix prepended to every key with a colon; empty for none. Letters,
+	 * digits, {@code _ . -}, at most 64 characters
+	 * @param defaultWait the wait when none is given
+	 * @param defaultLease the lease when none is given
+	 * @param onLostLease what {@code execute} does when the lease was lost while the action
+	 * ran
+	 */
+	public DbLockTemplate(LockEngine engine, String keyPrefix, Duration defaultWait, Duration defaultLease,
+			LostLeasePolicy onLostLease) {
 		if (!KEY_PREFIX.matcher(keyPrefix).matches()) {
 			throw new IllegalArgumentException("Invalid db-lock key prefix '" + keyPrefix
 					+ "': expected letters, digits, '_', '.' or '-', at most 64 characters");
@@ -53,28 +74,69 @@ public class DbLockTemplate {
 		this.keyPrefix = keyPrefix.isEmpty() ? "" : keyPrefix + ":";
 		this.defaultWait = defaultWait;
 		this.defaultLease = defaultLease;
+		this.onLostLease = onLostLease;
 	}
 
 	/**
 	 * Acquires a lock, waiting while another owner holds it.
 	 * @param key the key, without the prefix
 	 * @param wait how long to wait; {@code null} for the default
-	 * @param lease the lease; {@code null} for the default
+	 * @param lease a fixed lease; {@code null} for the default lease, renewed while held
 	 * @return the handle; close it to release
 	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
 	 */
 	public LockHandle acquire(String key, @Nullable Duration wait, @Nullable Duration lease) {
-		return this.engine.acquire(storedKey(key), orDefault(wait, this.defaultWait), orDefault(lease, this.defaultLease));
+		return acquire(key, wait, lease, Duration.ZERO);
+	}
+
+	/**
+	 * Acquires a lock that stays taken for at least {@code minimumHold} after acquisition,
+	 * even if released sooner, so that a scheduled job on nodes whose clocks or schedules
+	 * differ a little runs once (the lease then ends on its own, no thread waits for it).
+	 * @param key the key, without the prefix
+	 * @param wait how long to wait; {@code null} for the default
+	 * @param lease a fixed lease; {@code null} for the default lease, renewed while held
+	 * @param minimumHold the minimum time the lock stays taken; zero for none
+	 * @return the handle; close it to release
+	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
+	 */
+	public LockHandle acquire(String key, @Nullable Duration wait, @Nullable Duration lease, Duration minimumHold) {
+		return this.engine.acquire(request(key, (wait != null) ? wait : this.defaultWait, lease, minimumHold));
 	}
 
 	/**
 	 * Acquires a lock if no other owner holds it, without waiting.
 	 * @param key the key, without the prefix
-	 * @param lease the lease; {@code null} for the default
+	 * @param lease a fixed lease; {@code null} for the default lease, renewed while held
 	 * @return the handle, or empty if the lock is held
 	 */
 	public Optional<LockHandle> tryAcquire(String key, @Nullable Duration lease) {
-		return this.engine.tryAcquire(storedKey(key), orDefault(lease, this.defaultLease));
+		return this.engine.tryAcquire(request(key, Duration.ZERO, lease, Duration.ZERO));
+	}
+
+	/**
+	 * Runs an action while holding a lock with the default wait and a renewed lease.
+	 * @param <T> the action's result type
+	 * @param key the key, without the prefix
+	 * @param action the action
+	 * @return the action's result
+	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
+	 * @throws LockLostException if the lease was lost while the action ran, per policy
+	 * @throws UndeclaredThrowableException wrapping a checked exception of the action
+	 */
+	public <T> @Nullable T execute(String key, Callable<? extends @Nullable T> action) {
+		return execute(key, null, null, action);
+	}
+
+	/**
+	 * Runs an action while holding a lock with the default wait and a renewed lease.
+	 * @param key the key, without the prefix
+	 * @param action the action
+	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
+	 * @throws LockLostException if the lease was lost while the action ran, per policy
+	 */
+	public void execute(String key, Runnable action) {
+		execute(key, null, null, action);
 	}
 
 	/**
@@ -82,24 +144,87 @@ public class DbLockTemplate {
 	 * @param <T> the action's result type
 	 * @param key the key, without the prefix
 	 * @param wait how long to wait; {@code null} for the default
-	 * @param lease the lease; {@code null} for the default
+	 * @param lease a fixed lease; {@code null} for the default lease, renewed while held
 	 * @param action the action
 	 * @return the action's result
 	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
+	 * @throws LockLostException if the lease was lost while the action ran, per policy
 	 * @throws UndeclaredThrowableException wrapping a checked exception of the action;
 	 * unchecked exceptions and errors pass as they are
 	 */
 	public <T> @Nullable T execute(String key, @Nullable Duration wait, @Nullable Duration lease,
 			Callable<? extends @Nullable T> action) {
-		try (LockHandle handle = acquire(key, wait, lease)) {
-			return action.call();
+		return callHolding(acquire(key, wait, lease), action);
+	}
+
+	/**
+	 * Runs an action while holding a lock, and releases it afterwards.
+	 * @param key the key, without the prefix
+	 * @param wait how long to wait; {@code null} for the default
+	 * @param lease a fixed lease; {@code null} for the default lease, renewed while held
+	 * @param action the action
+	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
+	 * @throws LockLostException if the lease was lost while the action ran, per policy
+	 */
+	public void execute(String key, @Nullable Duration wait, @Nullable Duration lease, Runnable action) {
+		callHolding(acquire(key, wait, lease), asCallable(action));
+	}
+
+	/**
+	 * Runs an action if the lock can be had without waiting, with a renewed lease.
+	 * @param <T> the action's result type
+	 * @param key the key, without the prefix
+	 * @param action the action
+	 * @return the action's result, or empty if the lock was held (or the action returned
+	 * {@code null})
+	 * @throws LockLostException if the lease was lost while the action ran, per policy
+	 */
+	public <T> Optional<T> tryExecute(String key, Callable<? extends @Nullable T> action) {
+		return tryAcquire(key, null).map((handle) -> callHolding(handle, action));
+	}
+
+	/**
+	 * Runs an action if the lock can be had without waiting, with a renewed lease.
+	 * @param key the key, without the prefix
+	 * @param action the action
+	 * @return whether the action ran
+	 * @throws LockLostException if the lease was lost while the action ran, per policy
+	 */
+	public boolean tryExecute(String key, Runnable action) {
+		Optional<LockHandle> handle = tryAcquire(key, null);
+		handle.ifPresent((held) -> callHolding(held, asCallable(action)));
+		return handle.isPresent();
+	}
+
+	/**
+	 * A {@link Lock} for code written against the JDK's lock interface, with the default
+	 * lease renewed while held. {@code lock()} waits until acquired, {@code tryLock()}
+	 * makes one attempt; interrupts are honoured as the interface says. Reentrant for the
+	 * thread that holds it; {@code unlock()} from another thread throws
+	 * {@link IllegalMonitorStateException}; conditions are not supported.
+	 * @param key the key, without the prefix
+	 * @return the lock
+	 */
+	public Lock obtain(String key) {
+		storedKey(key);
+		return new DbLockLock(this, key);
+	}
+
+	/**
+	 * Applies the lost-lease policy to a released handle: for code that acquires with
+	 * {@link #acquire} and wants the same report as {@code execute}.
+	 * @param <T> the result type
+	 * @param handle the handle, closed
+	 * @param result what the work under the lock returned
+	 * @return the result
+	 * @throws LockLostException if the lease was lost and the policy is
+	 * {@link LostLeasePolicy#THROW}
+	 */
+	public <T> @Nullable T checkNotLost(LockHandle handle, @Nullable T result) {
+		if (this.onLostLease == LostLeasePolicy.THROW && handle.lostSince().isPresent()) {
+			throw new LockLostException(handle.key(), handle.lostSince().get(), result);
 		}
-		catch (RuntimeException | Error ex) {
-			throw ex;
-		}
-		catch (Exception ex) {
-			throw new UndeclaredThrowableException(ex);
-		}
+		return result;
 	}
 
 	/**
@@ -117,8 +242,34 @@ public class DbLockTemplate {
 		return stored;
 	}
 
-	private static Duration orDefault(@Nullable Duration value, Duration defaultValue) {
-		return (value != null) ? value : defaultValue;
+	LockEngine engine() {
+		return this.engine;
+	}
+
+	LockRequest request(String key, Duration wait, @Nullable Duration lease, Duration minimumHold) {
+		return new LockRequest(storedKey(key), wait, (lease != null) ? lease : this.defaultLease, lease == null,
+				minimumHold);
+	}
+
+	private <T> @Nullable T callHolding(LockHandle handle, Callable<? extends @Nullable T> action) {
+		T result;
+		try (handle) {
+			result = action.call();
+		}
+		catch (RuntimeException | Error ex) {
+			throw ex;
+		}
+		catch (Exception ex) {
+			throw new UndeclaredThrowableException(ex);
+		}
+		return checkNotLost(handle, result);
+	}
+
+	private static Callable<@Nullable Object> asCallable(Runnable action) {
+		return () -> {
+			action.run();
+			return null;
+		};
 	}
 
 }

@@ -1,6 +1,7 @@
 package io.github.dblock;
 
 import java.time.Instant;
+import java.util.Optional;
 
 /**
  * A lock held by the current caller. Closing it releases the lock (or, for a reentrant
@@ -35,10 +36,18 @@ public interface LockHandle extends AutoCloseable {
 	Instant expiresAt();
 
 	/**
-	 * Whether this handle still holds the lock: not closed.
+	 * Whether this handle still holds the lock: not closed, and the lease not lost.
 	 * @return whether held
 	 */
 	boolean isHeld();
+
+	/**
+	 * When the lease was found lost: taken over by another owner after it expired, its row
+	 * deleted, or the database unreachable until it ended. A lost lease is also logged at
+	 * ERROR, and {@code @DbLock} reports it per {@code db-lock.on-lost-lease}.
+	 * @return the instant it was found lost, or empty while held or after a normal release
+	 */
+	Optional<Instant> lostSince();
 
 	/**
 	 * Releases the lock, or counts one reentrant hold down. Never throws for a database

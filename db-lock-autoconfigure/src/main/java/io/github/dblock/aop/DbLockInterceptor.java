@@ -1,22 +1,33 @@
 package io.github.dblock.aop;
 
+import java.lang.reflect.Array;
+import java.lang.reflect.InvocationTargetException;
+import java.util.Arrays;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockTemplate;
+import io.github.dblock.FailurePolicy;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.support.AopUtils;
 import org.springframework.expression.EvaluationException;
 
 /**
- * Takes the lock of a {@code @DbLock} method, runs the method, releases the lock.
+ * Takes the lock of a {@code @DbLock} method, runs the method, releases the lock, and
+ * reports a lease lost meanwhile; when the lock cannot be had, applies the failure policy
+ * or calls the fallback.
  */
 final class DbLockInterceptor implements MethodInterceptor {
+
+	private static final Log logger = LogFactory.getLog(DbLockInterceptor.class);
 
 	private final DbLockOperationSource operationSource;
 
@@ -41,21 +52,55 @@ final class DbLockInterceptor implements MethodInterceptor {
 			return invocation.proceed();
 		}
 		String key = lockKey(operation, invocation, target, targetClass);
-		try (LockHandle handle = acquire(operation, key)) {
-			return invocation.proceed();
-		}
-	}
-
-	private LockHandle acquire(DbLockOperation operation, String key) {
+		DbLockTemplate template = this.template.get();
+		LockHandle handle;
 		try {
-			return this.template.get().acquire(key, operation.waitTime(), operation.lease());
+			handle = template.acquire(key, operation.waitTime(), operation.lease(), operation.minimumHold());
 		}
 		catch (LockAcquisitionException ex) {
-			throw ex;
+			return notAcquired(operation, invocation, target, ex);
 		}
 		catch (DbLockException ex) {
 			throw new DbLockException("@DbLock on " + operation.method() + ": " + ex.getMessage(), ex);
 		}
+		Object result;
+		try (handle) {
+			result = invocation.proceed();
+		}
+		return template.checkNotLost(handle, result);
+	}
+
+	private @Nullable Object notAcquired(DbLockOperation operation, MethodInvocation invocation,
+			@Nullable Object target, LockAcquisitionException ex) throws Throwable {
+		DbLockOperation.Fallback fallback = operation.fallback();
+		if (fallback != null) {
+			Object[] arguments = invocation.getArguments();
+			if (fallback.takesException()) {
+				arguments = Arrays.copyOf(arguments, arguments.length + 1);
+				arguments[arguments.length - 1] = ex;
+			}
+			try {
+				return fallback.method().invoke(target, arguments);
+			}
+			catch (InvocationTargetException failed) {
+				throw failed.getTargetException();
+			}
+		}
+		if (operation.onFailure() == FailurePolicy.SKIP) {
+			if (logger.isDebugEnabled()) {
+				logger.debug("Skipped " + operation.method() + ": " + ex.getMessage());
+			}
+			return emptyValue(invocation.getMethod().getReturnType());
+		}
+		throw ex;
+	}
+
+	private static @Nullable Object emptyValue(Class<?> type) {
+		if (type == Optional.class) {
+			return Optional.empty();
+		}
+		// an element of a new primitive array is that type's zero value
+		return (type.isPrimitive() && type != void.class) ? Array.get(Array.newInstance(type, 1), 0) : null;
 	}
 
 	private String lockKey(DbLockOperation operation, MethodInvocation invocation, @Nullable Object target,

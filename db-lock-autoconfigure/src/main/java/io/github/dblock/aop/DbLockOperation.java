@@ -1,6 +1,9 @@
 package io.github.dblock.aop;
 
+import java.lang.reflect.Method;
 import java.time.Duration;
+
+import io.github.dblock.FailurePolicy;
 
 import org.jspecify.annotations.Nullable;
 
@@ -14,8 +17,21 @@ import org.springframework.context.expression.AnnotatedElementKey;
  * @param name the lock's name
  * @param keyExpression the key expression, or {@code null} for the name alone
  * @param waitTime the wait, or {@code null} for the default
- * @param lease the lease, or {@code null} for the default
+ * @param lease the lease, or {@code null} for the default, renewed while held
+ * @param minimumHold the least time the lock stays taken
+ * @param onFailure what to do when the lock cannot be had and there is no fallback
+ * @param fallback the method to call instead when the lock cannot be had, or {@code null}
  */
 record DbLockOperation(String method, AnnotatedElementKey methodKey, String name, @Nullable String keyExpression,
-		@Nullable Duration waitTime, @Nullable Duration lease) {
+		@Nullable Duration waitTime, @Nullable Duration lease, Duration minimumHold, FailurePolicy onFailure,
+		@Nullable Fallback fallback) {
+
+	/**
+	 * A fallback method.
+	 * @param method the method
+	 * @param takesException whether its last parameter is the exception
+	 */
+	record Fallback(Method method, boolean takesException) {
+	}
+
 }

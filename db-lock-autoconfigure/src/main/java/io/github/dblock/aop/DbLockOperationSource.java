@@ -11,6 +11,7 @@ import java.util.stream.Collectors;
 
 import io.github.dblock.DbLock;
 import io.github.dblock.DbLockException;
+import io.github.dblock.LockAcquisitionException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -104,8 +105,46 @@ final class DbLockOperationSource {
 			throw invalid(description,
 					"leaseMs must be -1 (db-lock.default-lease) or positive, got " + annotation.leaseMs(), null);
 		}
+		if (annotation.minHoldMs() < 0) {
+			throw invalid(description, "minHoldMs must be 0 (none) or positive, got " + annotation.minHoldMs(), null);
+		}
+		DbLockOperation.Fallback fallback = annotation.fallback().isEmpty() ? null
+				: findFallback(annotation.fallback(), specificMethod, targetClass, description);
 		return new DbLockOperation(description, methodKey, name, key, millisOrDefault(annotation.waitMs()),
-				millisOrDefault(annotation.leaseMs()));
+				millisOrDefault(annotation.leaseMs()), Duration.ofMillis(annotation.minHoldMs()), annotation.onFailure(),
+				fallback);
+	}
+
+	private static DbLockOperation.Fallback findFallback(String name, Method method, Class<?> targetClass,
+			String description) {
+		Class<?>[] parameters = method.getParameterTypes();
+		Class<?>[] withException = Arrays.copyOf(parameters, parameters.length + 1);
+		for (Method candidate : ReflectionUtils.getUniqueDeclaredMethods(targetClass)) {
+			if (!candidate.getName().equals(name) || Modifier.isStatic(candidate.getModifiers())
+					|| !ClassUtils.resolvePrimitiveIfNecessary(method.getReturnType())
+						.isAssignableFrom(ClassUtils.resolvePrimitiveIfNecessary(candidate.getReturnType()))) {
+				continue;
+			}
+			Class<?>[] types = candidate.getParameterTypes();
+			if (Arrays.equals(types, parameters)) {
+				return accessible(candidate, false);
+			}
+			withException[parameters.length] = (types.length > 0) ? types[types.length - 1] : Void.class;
+			if (Arrays.equals(types, withException)
+					&& types[types.length - 1].isAssignableFrom(LockAcquisitionException.class)) {
+				return accessible(candidate, true);
+			}
+		}
+		String parameterList = Arrays.stream(parameters).map(Class::getSimpleName).collect(Collectors.joining(", "));
+		throw invalid(description, "fallback \"" + name + "\" names no method " + name + "(" + parameterList + ") or "
+				+ name + "(" + parameterList + (parameterList.isEmpty() ? "" : ", ")
+				+ "LockAcquisitionException) returning " + method.getReturnType().getSimpleName() + " in "
+				+ targetClass.getSimpleName(), null);
+	}
+
+	private static DbLockOperation.Fallback accessible(Method method, boolean takesException) {
+		ReflectionUtils.makeAccessible(method);
+		return new DbLockOperation.Fallback(method, takesException);
 	}
 
 	private static @Nullable Duration millisOrDefault(long millis) {

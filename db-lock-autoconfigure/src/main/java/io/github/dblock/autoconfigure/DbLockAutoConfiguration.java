@@ -6,6 +6,7 @@ import io.github.dblock.DbLockTemplate;
 import io.github.dblock.aop.DbLockAdvisor;
 import io.github.dblock.core.Backoff;
 import io.github.dblock.core.LockEngine;
+import io.github.dblock.core.LockReaper;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.jdbc.LockRepository;
 import io.github.dblock.jdbc.SqlDialect;
@@ -69,14 +70,24 @@ public final class DbLockAutoConfiguration {
 	@ConditionalOnMissingBean
 	LockEngine dbLockEngine(LockRepository repository, DbLockProperties properties) {
 		DbLockProperties.Backoff backoff = properties.getBackoff();
-		return new LockEngine(repository, new Backoff(backoff.getInitial(), backoff.getMax()));
+		return new LockEngine(repository, new Backoff(backoff.getInitial(), backoff.getMax()),
+				properties.getWatchdog().getInterval());
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
 	DbLockTemplate dbLockTemplate(LockEngine engine, DbLockProperties properties) {
 		return new DbLockTemplate(engine, properties.getKeyPrefix(), properties.getDefaultWait(),
-				properties.getDefaultLease());
+				properties.getDefaultLease(), properties.getOnLostLease());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty(name = "db-lock.reaper.enabled", matchIfMissing = true)
+	LockReaper dbLockReaper(LockRepository repository, DbLockProperties properties) {
+		LockReaper reaper = new LockReaper(repository, properties.getReaper().getBatchSize());
+		reaper.start(properties.getReaper().getInterval());
+		return reaper;
 	}
 
 	@Bean

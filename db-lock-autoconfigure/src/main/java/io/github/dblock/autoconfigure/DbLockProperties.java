@@ -2,6 +2,7 @@ package io.github.dblock.autoconfigure;
 
 import java.time.Duration;
 
+import io.github.dblock.LostLeasePolicy;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -52,9 +53,19 @@ public class DbLockProperties {
 	 */
 	private @Nullable Dialect dialect;
 
+	/**
+	 * What a @DbLock method or DbLockTemplate.execute does when it returns and its lease
+	 * was lost while it ran.
+	 */
+	private LostLeasePolicy onLostLease = LostLeasePolicy.THROW;
+
 	private final Schema schema = new Schema();
 
 	private final Backoff backoff = new Backoff();
+
+	private final Watchdog watchdog = new Watchdog();
+
+	private final Reaper reaper = new Reaper();
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -112,6 +123,22 @@ public class DbLockProperties {
 		this.dialect = dialect;
 	}
 
+	public LostLeasePolicy getOnLostLease() {
+		return this.onLostLease;
+	}
+
+	public void setOnLostLease(LostLeasePolicy onLostLease) {
+		this.onLostLease = onLostLease;
+	}
+
+	public Watchdog getWatchdog() {
+		return this.watchdog;
+	}
+
+	public Reaper getReaper() {
+		return this.reaper;
+	}
+
 	public Schema getSchema() {
 		return this.schema;
 	}
@@ -164,6 +191,72 @@ public class DbLockProperties {
 
 		public void setMigrate(boolean migrate) {
 			this.migrate = migrate;
+		}
+
+	}
+
+	/**
+	 * Renewal of leases that are not given a fixed length.
+	 */
+	public static class Watchdog {
+
+		/**
+		 * How often a held lease is renewed. A third of the lease when not set.
+		 */
+		private @Nullable Duration interval;
+
+		public @Nullable Duration getInterval() {
+			return this.interval;
+		}
+
+		public void setInterval(@Nullable Duration interval) {
+			this.interval = interval;
+		}
+
+	}
+
+	/**
+	 * Deletion of expired rows from the lock table.
+	 */
+	public static class Reaper {
+
+		/**
+		 * Whether to delete expired rows on a schedule.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Time between runs.
+		 */
+		private Duration interval = Duration.ofMinutes(1);
+
+		/**
+		 * Most rows one statement deletes; a run repeats it until fewer are left.
+		 */
+		private int batchSize = 1000;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public Duration getInterval() {
+			return this.interval;
+		}
+
+		public void setInterval(Duration interval) {
+			this.interval = interval;
+		}
+
+		public int getBatchSize() {
+			return this.batchSize;
+		}
+
+		public void setBatchSize(int batchSize) {
+			this.batchSize = batchSize;
 		}
 
 	}

@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -19,15 +21,18 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
+import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
  * The lock engine. A thread that already holds a key takes it again with no SQL
  * (reentrancy); threads of this JVM that want the same key queue on a local fair gate, so
  * that one of them at a time talks to the database about the key, and a local release
  * hands the key to the next local waiter at once; the one at the head of the queue polls
- * the database with {@link Backoff} until it acquires or its wait runs out.
+ * the database with {@link Backoff} until it acquires or its wait runs out. A renewed
+ * lease is extended by a watchdog on one shared scheduler thread; a lease found lost is
+ * marked so at once and logged at ERROR.
  */
-public final class LockEngine {
+public final class LockEngine implements AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(LockEngine.class);
 
@@ -35,80 +40,95 @@ public final class LockEngine {
 
 	private final Backoff backoff;
 
+	private final @Nullable Duration renewInterval;
+
 	private final OwnerIds ownerIds = new OwnerIds();
 
 	private final ConcurrentHashMap<String, LocalKey> localKeys = new ConcurrentHashMap<>();
+
+	private final ScheduledThreadPoolExecutor watchdog;
+
+	/**
+	 * Creates an engine that renews leases every third of their length.
+	 * @param repository where leases are kept
+	 * @param backoff the pauses between attempts on a held key
+	 */
+	public LockEngine(LockRepository repository, Backoff backoff) {
+		this(repository, backoff, null);
+	}
 
 	/**
 	 * Creates an engine.
 	 * @param repository where leases are kept
 	 * @param backoff the pauses between attempts on a held key
+	 * @param renewInterval how often the watchdog renews a lease; {@code null} for a third
+	 * of the lease
 	 */
-	public LockEngine(LockRepository repository, Backoff backoff) {
+	public LockEngine(LockRepository repository, Backoff backoff, @Nullable Duration renewInterval) {
+		if (renewInterval != null && (renewInterval.isNegative() || renewInterval.isZero())) {
+			throw new IllegalArgumentException("Renewal interval must be positive, got " + renewInterval);
+		}
 		this.repository = repository;
 		this.backoff = backoff;
+		this.renewInterval = renewInterval;
+		CustomizableThreadFactory threads = new CustomizableThreadFactory("db-lock-watchdog-");
+		threads.setDaemon(true);
+		this.watchdog = new ScheduledThreadPoolExecutor(1, threads);
+		this.watchdog.setRemoveOnCancelPolicy(true);
 	}
 
 	/**
-	 * Acquires a key, waiting up to {@code wait} while another owner holds it.
-	 * @param key the stored key
-	 * @param wait how long to wait, zero for one attempt
-	 * @param lease how long the lease lasts
+	 * Acquires a key, waiting up to the request's wait while another owner holds it.
+	 * @param request what to acquire
 	 * @return the handle, to be closed to release
 	 * @throws LockAcquisitionException if the key stayed held for the whole wait
-	 * @throws DbLockException for bad arguments, a database failure or an interrupt (the
+	 * @throws DbLockException for a key too long, a database failure or an interrupt (the
 	 * thread's interrupt flag is then set again)
 	 */
-	public LockHandle acquire(String key, Duration wait, Duration lease) {
+	public LockHandle acquire(LockRequest request) {
 		long start = System.nanoTime();
 		LockHandle handle;
 		try {
-			handle = acquireInterruptibly(key, wait, lease);
+			handle = acquireInterruptibly(request);
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
-			throw new DbLockException("Interrupted while waiting for lock '" + key + "'", ex);
+			throw new DbLockException("Interrupted while waiting for lock '" + request.key() + "'", ex);
 		}
 		if (handle == null) {
-			throw new LockAcquisitionException(key, Duration.ofNanos(System.nanoTime() - start));
+			throw new LockAcquisitionException(request.key(), Duration.ofNanos(System.nanoTime() - start));
 		}
 		return handle;
 	}
 
 	/**
-	 * Acquires a key if it can be had without waiting for another owner.
-	 * @param key the stored key
-	 * @param lease how long the lease lasts
+	 * Acquires a key if it can be had without waiting for another owner; the request's
+	 * wait is not used.
+	 * @param request what to acquire
 	 * @return the handle, or empty if the key is held
 	 */
-	public Optional<LockHandle> tryAcquire(String key, Duration lease) {
+	public Optional<LockHandle> tryAcquire(LockRequest request) {
+		LockRequest once = new LockRequest(request.key(), Duration.ZERO, request.lease(), request.renewed(),
+				request.minimumHold());
 		try {
-			return Optional.ofNullable(acquireInterruptibly(key, Duration.ZERO, lease));
+			return Optional.ofNullable(acquireInterruptibly(once));
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
-			throw new DbLockException("Interrupted while acquiring lock '" + key + "'", ex);
+			throw new DbLockException("Interrupted while acquiring lock '" + request.key() + "'", ex);
 		}
 	}
 
 	/**
-	 * Acquires a key, waiting up to {@code wait}, and lets an interrupt end the wait.
-	 * @param key the stored key
-	 * @param wait how long to wait, zero for one attempt
-	 * @param lease how long the lease lasts
+	 * Acquires a key, waiting up to the request's wait, and lets an interrupt end the wait.
+	 * @param request what to acquire
 	 * @return the handle, or {@code null} if the key stayed held for the whole wait
 	 * @throws InterruptedException if the thread is interrupted while waiting
 	 */
-	public @Nullable LockHandle acquireInterruptibly(String key, Duration wait, Duration lease)
-			throws InterruptedException {
+	public @Nullable LockHandle acquireInterruptibly(LockRequest request) throws InterruptedException {
+		String key = request.key();
 		checkKey(key);
-		if (wait.isNegative()) {
-			throw new DbLockException("Wait for lock '" + key + "' must not be negative, got " + wait);
-		}
-		if (lease.isNegative() || lease.isZero()) {
-			throw new DbLockException("Lease of lock '" + key + "' must be positive, got " + lease);
-		}
-		long deadline = System.nanoTime() + wait.toNanos();
+		long deadline = System.nanoTime() + request.waitTime().toNanos();
 		LocalKey local = enter(key);
 		boolean keepsSlot = false;
 		try {
@@ -116,24 +136,28 @@ public final class LockEngine {
 			if (current != null && current.thread == Thread.currentThread()) {
 				return current.reenter();
 			}
-			if (!local.gate.tryAcquire(wait.toNanos(), TimeUnit.NANOSECONDS)) {
+			if (!local.gate.tryAcquire(request.waitTime().toNanos(), TimeUnit.NANOSECONDS)) {
 				return null;
 			}
-			Lease acquired;
+			Hold hold;
 			try {
-				acquired = poll(key, lease, deadline);
+				hold = poll(request, local, deadline);
 			}
 			catch (InterruptedException | RuntimeException ex) {
 				local.gate.release();
 				throw ex;
 			}
-			if (acquired == null) {
+			if (hold == null) {
 				local.gate.release();
 				return null;
 			}
-			Hold hold = new Hold(local, acquired);
 			local.hold = hold;
 			keepsSlot = true;
+			if (request.renewed()) {
+				long period = (this.renewInterval != null) ? this.renewInterval.toNanos() : request.lease().toNanos() / 3;
+				hold.renewal = this.watchdog.scheduleAtFixedRate(() -> renew(hold), period, period,
+						TimeUnit.NANOSECONDS);
+			}
 			return hold.reenter();
 		}
 		finally {
@@ -158,11 +182,20 @@ public final class LockEngine {
 		}
 	}
 
-	private @Nullable Lease poll(String key, Duration lease, long deadline) throws InterruptedException {
+	/**
+	 * Stops the watchdog. Leases still held end at their expiry.
+	 */
+	@Override
+	public void close() {
+		this.watchdog.shutdownNow();
+	}
+
+	private @Nullable Hold poll(LockRequest request, LocalKey local, long deadline) throws InterruptedException {
 		for (int attempt = 0;; attempt++) {
-			Lease acquired = attempt(key, lease);
+			long sentAt = System.nanoTime();
+			Lease acquired = attempt(request);
 			if (acquired != null) {
-				return acquired;
+				return new Hold(local, acquired, request, sentAt);
 			}
 			long remaining = deadline - System.nanoTime();
 			if (remaining <= 0) {
@@ -172,12 +205,57 @@ public final class LockEngine {
 		}
 	}
 
-	private @Nullable Lease attempt(String key, Duration lease) {
+	private @Nullable Lease attempt(LockRequest request) {
 		try {
-			return this.repository.tryAcquire(key, this.ownerIds.next(), lease).orElse(null);
+			return this.repository.tryAcquire(request.key(), this.ownerIds.next(), request.lease()).orElse(null);
 		}
 		catch (DataAccessException ex) {
-			throw new DbLockException("Could not acquire lock '" + key + "': the database failed", ex);
+			throw new DbLockException("Could not acquire lock '" + request.key() + "': the database failed", ex);
+		}
+	}
+
+	private void renew(Hold hold) {
+		if (hold.released || hold.lostSince != null) {
+			return;
+		}
+		long sentAt = System.nanoTime();
+		try {
+			Optional<Instant> renewed = this.repository.renew(hold.lease, hold.request.lease());
+			if (renewed.isPresent()) {
+				hold.expiresAt = renewed.get();
+				hold.localDeadline = sentAt + hold.request.lease().toNanos();
+			}
+			else if (!hold.released) {
+				lost(hold, "its row was taken over by another owner or deleted");
+			}
+		}
+		catch (RuntimeException ex) {
+			if (System.nanoTime() - hold.localDeadline >= 0) {
+				lost(hold, "the database could not be reached to renew it before it ended (" + ex.getMessage() + ")");
+			}
+			else {
+				logger.warn("Could not renew lock '" + hold.lease.key() + "'; trying again before its lease ends at "
+						+ hold.expiresAt, ex);
+			}
+		}
+	}
+
+	private void lost(Hold hold, String reason) {
+		synchronized (hold) {
+			if (hold.lostSince != null) {
+				return;
+			}
+			hold.lostSince = Instant.now();
+		}
+		cancelRenewal(hold);
+		logger.error("Lost lock '" + hold.lease.key() + "' (owner " + hold.lease.owner() + ", token " + hold.lease.token()
+				+ ") at " + hold.lostSince + ": " + reason + "; another owner may hold it now");
+	}
+
+	private static void cancelRenewal(Hold hold) {
+		ScheduledFuture<?> renewal = hold.renewal;
+		if (renewal != null) {
+			renewal.cancel(false);
 		}
 	}
 
@@ -194,18 +272,19 @@ public final class LockEngine {
 	}
 
 	private void release(Hold hold) {
+		hold.released = true;
+		cancelRenewal(hold);
 		LocalKey local = hold.local;
 		Lease lease = hold.lease;
 		local.hold = null;
 		try {
-			if (!this.repository.release(lease)) {
-				logger.warn("Lock '" + lease.key() + "' (owner " + lease.owner() + ", token " + lease.token()
-						+ ") was no longer held when released: its lease ended at " + lease.expiresAt());
+			if (!this.repository.release(lease, hold.request.minimumHold())) {
+				lost(hold, "its row was gone or another owner's when released (its lease ended at " + hold.expiresAt + ")");
 			}
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Could not release lock '" + lease.key() + "' (owner " + lease.owner()
-					+ "); it stays taken until its lease ends at " + lease.expiresAt(), ex);
+					+ "); it stays taken until its lease ends at " + hold.expiresAt, ex);
 		}
 		finally {
 			local.gate.release();
@@ -218,7 +297,7 @@ public final class LockEngine {
 
 		final Semaphore gate = new Semaphore(1, true);
 
-		/** Guarded by the engine's map: entries are only changed inside compute. */
+		/** Changed only inside the engine map's compute, which serializes it. */
 		int users;
 
 		volatile @Nullable Hold hold;
@@ -232,18 +311,36 @@ public final class LockEngine {
 
 		final Lease lease;
 
+		final LockRequest request;
+
 		final Thread thread = Thread.currentThread();
 
 		final AtomicInteger count = new AtomicInteger();
 
-		Hold(LocalKey local, Lease lease) {
+		volatile Instant expiresAt;
+
+		/** System.nanoTime() before which the lease cannot have ended: sent time plus lease. */
+		volatile long localDeadline;
+
+		volatile @Nullable Instant lostSince;
+
+		volatile @Nullable ScheduledFuture<?> renewal;
+
+		volatile boolean released;
+
+		Hold(LocalKey local, Lease lease, LockRequest request, long sentAt) {
 			this.local = local;
 			this.lease = lease;
+			this.request = request;
+			this.expiresAt = lease.expiresAt();
+			this.localDeadline = sentAt + request.lease().toNanos();
 		}
 
 		LockHandle reenter() {
 			this.count.incrementAndGet();
-			return new Handle(this);
+			Handle handle = new Handle(this);
+			HeldLocks.push(handle);
+			return handle;
 		}
 
 		void countDown() {
@@ -255,7 +352,7 @@ public final class LockEngine {
 	}
 
 	/** One acquisition's view of a hold: closing it twice counts down once. */
-	private static final class Handle implements LockHandle {
+	static final class Handle implements LockHandle {
 
 		private final Hold hold;
 
@@ -277,17 +374,27 @@ public final class LockEngine {
 
 		@Override
 		public Instant expiresAt() {
-			return this.hold.lease.expiresAt();
+			return this.hold.expiresAt;
 		}
 
 		@Override
 		public boolean isHeld() {
+			return this.open.get() && this.hold.lostSince == null;
+		}
+
+		@Override
+		public Optional<Instant> lostSince() {
+			return Optional.ofNullable(this.hold.lostSince);
+		}
+
+		boolean isOpen() {
 			return this.open.get();
 		}
 
 		@Override
 		public void close() {
 			if (this.open.compareAndSet(true, false)) {
+				HeldLocks.remove(this);
 				this.hold.countDown();
 			}
 		}

@@ -25,15 +25,25 @@ public class H2Dialect extends SqlDialect {
 				  ON t.lock_key = s.k
 				  WHEN MATCHED AND t.expires_at <= %2$s THEN UPDATE SET
 				    owner = s.o, token = NEXT VALUE FOR %1$s_token_seq,
-				    acquired_at = %2$s, expires_at = DATEADD(MICROSECOND, s.us, %2$s)
+				    acquired_at = %2$s, expires_at = %3$s
 				  WHEN NOT MATCHED THEN INSERT (lock_key, owner, token, acquired_at, expires_at)
-				    VALUES (s.k, s.o, NEXT VALUE FOR %1$s_token_seq, %2$s, DATEADD(MICROSECOND, s.us, %2$s)))"""
-			.formatted(table(), now());
+				    VALUES (s.k, s.o, NEXT VALUE FOR %1$s_token_seq, %2$s, %3$s))"""
+			.formatted(table(), now(), "DATEADD(MICROSECOND, s.us, " + now() + ")");
 	}
 
 	@Override
 	public String now() {
 		return "CURRENT_TIMESTAMP";
+	}
+
+	@Override
+	protected String plusMicros(String time) {
+		return "DATEADD(MICROSECOND, ?, " + time + ")";
+	}
+
+	@Override
+	protected String deleteExpiredSql(String table) {
+		return "DELETE FROM " + table + " WHERE expires_at <= " + now() + " FETCH FIRST ? ROWS ONLY";
 	}
 
 	@Override

@@ -1,7 +1,9 @@
 package io.github.dblock.jdbc;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Optional;
+import java.util.function.Function;
 
 import javax.sql.DataSource;
 
@@ -29,7 +31,7 @@ public class JdbcLockRepository implements LockRepository {
 	/** The length of the {@code lock_key} column in every migration. */
 	public static final int MAX_KEY_LENGTH = 255;
 
-	private static final int RELEASE_ATTEMPTS = 3;
+	private static final int WRITE_ATTEMPTS = 3;
 
 	private static final Log logger = LogFactory.getLog(JdbcLockRepository.class);
 
@@ -65,9 +67,7 @@ public class JdbcLockRepository implements LockRepository {
 	@Override
 	public Optional<Lease> tryAcquire(String key, String owner, Duration lease) {
 		try {
-			Optional<Lease> acquired = this.outsideTransaction
-				.execute((status) -> this.dialect.tryAcquire(this.jdbc, key, owner, lease));
-			return (acquired != null) ? acquired : Optional.empty();
+			return outsideTransaction((jdbc) -> this.dialect.tryAcquire(jdbc, key, owner, lease));
 		}
 		catch (DataAccessException ex) {
 			if (!isContention(ex)) {
@@ -81,15 +81,41 @@ public class JdbcLockRepository implements LockRepository {
 	}
 
 	@Override
-	public boolean release(Lease lease) {
+	public boolean release(Lease lease, Duration minimumHold) {
+		return retryingContention(() -> outsideTransaction((jdbc) -> this.dialect.release(jdbc, lease, minimumHold)));
+	}
+
+	@Override
+	public Optional<Instant> renew(Lease lease, Duration duration) {
+		return retryingContention(() -> outsideTransaction((jdbc) -> this.dialect.renew(jdbc, lease, duration)));
+	}
+
+	@Override
+	public int deleteExpired(int limit) {
+		return retryingContention(() -> outsideTransaction((jdbc) -> this.dialect.deleteExpired(jdbc, limit)));
+	}
+
+	@Override
+	public int maxKeyLength() {
+		return MAX_KEY_LENGTH;
+	}
+
+	private <T> T outsideTransaction(Function<JdbcTemplate, T> statements) {
+		T result = this.outsideTransaction.execute((status) -> statements.apply(this.jdbc));
+		if (result == null) {
+			throw new IllegalStateException("No result from " + this.dialect);
+		}
+		return result;
+	}
+
+	/** A deadlock victim's write did nothing: run it again, what it checks still holds. */
+	private <T> T retryingContention(java.util.function.Supplier<T> write) {
 		for (int attempt = 1;; attempt++) {
 			try {
-				Boolean released = this.outsideTransaction.execute((status) -> this.dialect.release(this.jdbc, lease));
-				return Boolean.TRUE.equals(released);
+				return write.get();
 			}
 			catch (DataAccessException ex) {
-				// a deadlock victim's delete did nothing: run it again, the row is still ours
-				if (!isContention(ex) || attempt == RELEASE_ATTEMPTS) {
+				if (!isContention(ex) || attempt == WRITE_ATTEMPTS) {
 					throw ex;
 				}
 			}
@@ -99,11 +125,6 @@ public class JdbcLockRepository implements LockRepository {
 	private boolean isContention(DataAccessException ex) {
 		return ex instanceof ConcurrencyFailureException || ex instanceof DuplicateKeyException
 				|| this.dialect.isContention(ex);
-	}
-
-	@Override
-	public int maxKeyLength() {
-		return MAX_KEY_LENGTH;
 	}
 
 }

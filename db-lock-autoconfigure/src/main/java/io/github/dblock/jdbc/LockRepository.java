@@ -1,6 +1,7 @@
 package io.github.dblock.jdbc;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Optional;
 
 /**
@@ -20,11 +21,29 @@ public interface LockRepository {
 	Optional<Lease> tryAcquire(String key, String owner, Duration lease);
 
 	/**
-	 * Deletes the lease if this owner still holds it with this token.
+	 * Ends the lease if this owner still holds it with this token: at once, or, while
+	 * {@code minimumHold} since acquisition has not passed, when it has.
 	 * @param lease the lease to end
-	 * @return whether the lease was still held and is now released
+	 * @param minimumHold how long after acquisition the lock stays taken; zero for none
+	 * @return whether the lease was still held by this owner
 	 */
-	boolean release(Lease lease);
+	boolean release(Lease lease, Duration minimumHold);
+
+	/**
+	 * Extends the lease, if this owner still holds it with this token, to {@code duration}
+	 * from the database's now.
+	 * @param lease the lease to extend
+	 * @param duration the lease from now
+	 * @return the lease's new end, or empty if it is no longer this owner's
+	 */
+	Optional<Instant> renew(Lease lease, Duration duration);
+
+	/**
+	 * Deletes rows whose lease has ended, never one renewed a moment ago.
+	 * @param limit the most rows to delete
+	 * @return the number deleted
+	 */
+	int deleteExpired(int limit);
 
 	/**
 	 * The longest key the lock table holds.

@@ -23,11 +23,11 @@ import org.springframework.jdbc.support.KeyHolder;
  * caller is the database's time estimated from an offset measured once, rounded down;
  * the database alone decides expiry.
  */
-public class MySqlDialect extends SqlDialect {
+public class MySqlDialect extends MySqlFamilyDialect {
 
 	private final String insertSql;
 
-	private final String deleteExpiredSql;
+	private final String deleteExpiredKeySql;
 
 	private volatile @Nullable Duration clockOffset;
 
@@ -39,18 +39,13 @@ public class MySqlDialect extends SqlDialect {
 		super("mysql", table);
 		this.insertSql = """
 				INSERT INTO %1$s (lock_key, owner, acquired_at, expires_at)
-				VALUES (?, ?, %2$s, %2$s + INTERVAL ? MICROSECOND)""".formatted(table(), now());
-		this.deleteExpiredSql = "DELETE FROM %s WHERE lock_key = ? AND expires_at <= %s".formatted(table(), now());
+				VALUES (?, ?, %2$s, %3$s)""".formatted(table(), now(), plusMicros(now()));
+		this.deleteExpiredKeySql = "DELETE FROM %s WHERE lock_key = ? AND expires_at <= %s".formatted(table(), now());
 	}
 
 	@Override
 	protected String acquireSql() {
 		return this.insertSql;
-	}
-
-	@Override
-	public String now() {
-		return "UTC_TIMESTAMP(6)";
 	}
 
 	@Override
@@ -60,7 +55,7 @@ public class MySqlDialect extends SqlDialect {
 			return Optional.of(insert(jdbc, key, owner, lease, offset));
 		}
 		catch (DuplicateKeyException held) {
-			if (jdbc.update(this.deleteExpiredSql, key) == 0) {
+			if (jdbc.update(this.deleteExpiredKeySql, key) == 0) {
 				return Optional.empty();
 			}
 			try {
@@ -97,10 +92,10 @@ public class MySqlDialect extends SqlDialect {
 		return offset;
 	}
 
-	/** InnoDB's lock-wait timeout and deadlock, and {@code NOWAIT} finding a lock taken. */
+	/** InnoDB's lock errors, and {@code NOWAIT} finding a row locked (3572). */
 	@Override
 	protected boolean isContention(int errorCode, @Nullable String sqlState) {
-		return errorCode == 1205 || errorCode == 1213 || errorCode == 3572;
+		return super.isContention(errorCode, sqlState) || errorCode == 3572;
 	}
 
 }

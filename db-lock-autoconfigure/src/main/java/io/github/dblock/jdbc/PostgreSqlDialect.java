@@ -20,17 +20,29 @@ public class PostgreSqlDialect extends SqlDialect {
 		super("postgresql", table);
 		this.acquireSql = """
 				INSERT INTO %1$s AS l (lock_key, owner, token, acquired_at, expires_at)
-				VALUES (?, ?, nextval('%1$s_token_seq'), %2$s, %2$s + ? * INTERVAL '1 microsecond')
+				VALUES (?, ?, nextval('%1$s_token_seq'), %2$s, %3$s)
 				ON CONFLICT (lock_key) DO UPDATE SET
 				  owner = EXCLUDED.owner, token = EXCLUDED.token,
 				  acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at
 				WHERE l.expires_at <= %2$s
-				RETURNING owner, token, expires_at""".formatted(table(), now());
+				RETURNING owner, token, expires_at""".formatted(table(), now(), plusMicros(now()));
 	}
 
 	@Override
 	public String now() {
 		return "clock_timestamp()";
+	}
+
+	@Override
+	protected String plusMicros(String time) {
+		return time + " + ? * INTERVAL '1 microsecond'";
+	}
+
+	/** Skips rows a renewal has locked; the outer condition checks expiry once more. */
+	@Override
+	protected String deleteExpiredSql(String table) {
+		return "DELETE FROM %1$s WHERE lock_key IN (SELECT lock_key FROM %1$s WHERE expires_at <= %2$s LIMIT ? FOR UPDATE SKIP LOCKED) AND expires_at <= %2$s"
+			.formatted(table, now());
 	}
 
 	@Override

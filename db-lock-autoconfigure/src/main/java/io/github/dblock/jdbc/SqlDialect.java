@@ -13,7 +13,9 @@ import org.springframework.jdbc.core.JdbcOperations;
 
 /**
  * The SQL of one database. Expiry is always compared with the database's clock, written
- * as {@link #now()}; every value is a bind parameter, the table name is validated.
+ * as {@link #now()}; every value is a bind parameter, the table name is validated. A
+ * subclass supplies its time expressions ({@link #now()}, {@link #plusMicros(String)}),
+ * which must be constants, and its acquire statement.
  */
 public abstract class SqlDialect {
 
@@ -23,6 +25,14 @@ public abstract class SqlDialect {
 
 	private final String releaseSql;
 
+	private final String keepUntilMinimumHoldSql;
+
+	private final String renewSql;
+
+	private final String expiresAtSql;
+
+	private final String deleteExpiredSql;
+
 	/**
 	 * Creates a dialect for a lock table.
 	 * @param name the dialect's name, as given to {@code db-lock.dialect}
@@ -31,7 +41,13 @@ public abstract class SqlDialect {
 	protected SqlDialect(String name, String table) {
 		this.name = name;
 		this.table = SqlIdentifiers.requireTableName(table);
-		this.releaseSql = "DELETE FROM " + table + " WHERE lock_key = ? AND owner = ? AND token = ?";
+		String heldBy = " WHERE lock_key = ? AND owner = ? AND token = ?";
+		this.releaseSql = "DELETE FROM " + table + heldBy;
+		this.keepUntilMinimumHoldSql = "UPDATE " + table + " SET expires_at = " + plusMicros("acquired_at") + heldBy
+				+ " AND " + plusMicros("acquired_at") + " > " + now();
+		this.renewSql = "UPDATE " + table + " SET expires_at = " + plusMicros(now()) + heldBy;
+		this.expiresAtSql = "SELECT expires_at FROM " + table + heldBy;
+		this.deleteExpiredSql = deleteExpiredSql(table);
 	}
 
 	/**
@@ -56,6 +72,21 @@ public abstract class SqlDialect {
 	 * @return the expression
 	 */
 	public abstract String now();
+
+	/**
+	 * The SQL expression for a time plus a bind parameter in microseconds.
+	 * @param time a time expression
+	 * @return the expression, with one {@code ?}
+	 */
+	protected abstract String plusMicros(String time);
+
+	/**
+	 * The statement that deletes at most {@code ?} rows whose lease has ended, checking
+	 * expiry again for every row it deletes so that a lease renewed a moment ago stays.
+	 * @param table the lock table
+	 * @return the SQL, with one {@code ?} for the limit
+	 */
+	protected abstract String deleteExpiredSql(String table);
 
 	/**
 	 * The statement that takes a free or expired key, with the parameters key, owner and
@@ -85,13 +116,47 @@ public abstract class SqlDialect {
 	}
 
 	/**
-	 * Deletes the row of a lease if its owner and token still hold it.
-	 * @param jdbc runs the statement
+	 * Ends a lease if its owner and token still hold it: deletes its row, or, while the
+	 * minimum hold since acquisition has not passed, lets the lease end when it does.
+	 * @param jdbc runs the statements
 	 * @param lease the lease
-	 * @return whether a row was deleted
+	 * @param minimumHold how long after acquisition the lock stays taken; zero for none
+	 * @return whether the lease was still held
 	 */
-	public boolean release(JdbcOperations jdbc, Lease lease) {
+	public boolean release(JdbcOperations jdbc, Lease lease, Duration minimumHold) {
+		if (!minimumHold.isZero() && jdbc.update(this.keepUntilMinimumHoldSql, micros(minimumHold), lease.key(),
+				lease.owner(), lease.token(), micros(minimumHold)) == 1) {
+			return true;
+		}
 		return jdbc.update(this.releaseSql, lease.key(), lease.owner(), lease.token()) == 1;
+	}
+
+	/**
+	 * Extends a lease that its owner and token still hold to {@code lease} from the
+	 * database's now.
+	 * @param jdbc runs the statements
+	 * @param lease the lease
+	 * @param duration the new lease from now
+	 * @return the new end of the lease, or empty if the row is gone or another owner's
+	 */
+	public Optional<Instant> renew(JdbcOperations jdbc, Lease lease, Duration duration) {
+		if (jdbc.update(this.renewSql, micros(duration), lease.key(), lease.owner(), lease.token()) == 0) {
+			return Optional.empty();
+		}
+		return jdbc.query(this.expiresAtSql, (rs, i) -> readInstant(rs, "expires_at"), lease.key(), lease.owner(),
+				lease.token())
+			.stream()
+			.findFirst();
+	}
+
+	/**
+	 * Deletes rows whose lease has ended.
+	 * @param jdbc runs the statement
+	 * @param limit the most rows to delete
+	 * @return the number deleted
+	 */
+	public int deleteExpired(JdbcOperations jdbc, int limit) {
+		return jdbc.update(this.deleteExpiredSql, limit);
 	}
 
 	/**

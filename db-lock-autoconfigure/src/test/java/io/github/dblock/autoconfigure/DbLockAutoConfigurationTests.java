@@ -28,6 +28,7 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.util.TestPropertyValues;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.context.annotation.Bean;
@@ -49,9 +50,9 @@ class DbLockAutoConfigurationTests {
 		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
 				DataSourceTransactionManagerAutoConfiguration.class, JdbcTemplateAutoConfiguration.class,
 				TransactionAutoConfiguration.class, AopAutoConfiguration.class, DbLockAutoConfiguration.class))
-		.withInitializer((context) -> context.getEnvironment()
-			.getSystemProperties()
-			.put("spring.datasource.url", "jdbc:h2:mem:autoconfig" + databases.incrementAndGet() + ";DB_CLOSE_DELAY=-1"));
+		.withInitializer((context) -> TestPropertyValues
+			.of("spring.datasource.url=jdbc:h2:mem:autoconfig" + databases.incrementAndGet() + ";DB_CLOSE_DELAY=-1")
+			.applyTo(context));
 
 	@Test
 	void defaultsGiveATemplateAndAnAdvisorOnAMigratedTable() {
@@ -277,8 +278,18 @@ class DbLockAutoConfigurationTests {
 		}
 
 		@Override
-		public boolean release(io.github.dblock.jdbc.Lease lease) {
+		public boolean release(io.github.dblock.jdbc.Lease lease, Duration minimumHold) {
 			return false;
+		}
+
+		@Override
+		public java.util.Optional<java.time.Instant> renew(io.github.dblock.jdbc.Lease lease, Duration duration) {
+			return java.util.Optional.empty();
+		}
+
+		@Override
+		public int deleteExpired(int limit) {
+			return 0;
 		}
 
 		@Override

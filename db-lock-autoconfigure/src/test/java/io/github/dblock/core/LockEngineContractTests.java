@@ -70,6 +70,10 @@ abstract class LockEngineContractTests {
 
 	@AfterAll
 	void closeDataSource() {
+		if (this.nodeA != null) {
+			this.nodeA.close();
+			this.nodeB.close();
+		}
 		if (this.dataSource != null) {
 			this.dataSource.close();
 		}
@@ -93,7 +97,7 @@ abstract class LockEngineContractTests {
 		runConcurrently(2 * threadsPerNode, (thread) -> {
 			LockEngine node = (thread % 2 == 0) ? this.nodeA : this.nodeB;
 			for (int i = 0; i < incrementsPerThread; i++) {
-				try (LockHandle lock = node.acquire("counter", LONG_WAIT, LEASE)) {
+				try (LockHandle lock = node.acquire(LockRequest.of("counter", LONG_WAIT, LEASE))) {
 					if (inside.incrementAndGet() > 1) {
 						overlaps.incrementAndGet();
 					}
@@ -112,8 +116,8 @@ abstract class LockEngineContractTests {
 
 	@Test
 	void aThreadTakesAKeyItHoldsAgainWithoutSql() {
-		try (LockHandle outer = this.nodeA.acquire("reentrant", LONG_WAIT, LEASE)) {
-			try (LockHandle inner = this.nodeA.acquire("reentrant", LONG_WAIT, LEASE)) {
+		try (LockHandle outer = this.nodeA.acquire(LockRequest.of("reentrant", LONG_WAIT, LEASE))) {
+			try (LockHandle inner = this.nodeA.acquire(LockRequest.of("reentrant", LONG_WAIT, LEASE))) {
 				assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
 				inner.close();
 				inner.close();
@@ -121,7 +125,7 @@ abstract class LockEngineContractTests {
 			assertThat(this.repositoryA.acquireCalls()).isEqualTo(1);
 			assertThat(this.repositoryA.releaseCalls()).isZero();
 			assertThat(rows("reentrant")).isEqualTo(1);
-			assertThat(this.nodeB.tryAcquire("reentrant", LEASE)).isEmpty();
+			assertThat(this.nodeB.tryAcquire(LockRequest.of("reentrant", Duration.ZERO, LEASE))).isEmpty();
 		}
 		assertThat(this.repositoryA.releaseCalls()).isEqualTo(1);
 		assertThat(rows("reentrant")).isZero();
@@ -129,9 +133,9 @@ abstract class LockEngineContractTests {
 
 	@Test
 	void anotherThreadOfTheSameNodeIsNotReentrant() throws Exception {
-		try (LockHandle held = this.nodeA.acquire("not-reentrant", LONG_WAIT, LEASE)) {
+		try (LockHandle held = this.nodeA.acquire(LockRequest.of("not-reentrant", LONG_WAIT, LEASE))) {
 			AtomicReference<Object> result = new AtomicReference<>();
-			Thread other = new Thread(() -> result.set(this.nodeA.tryAcquire("not-reentrant", LEASE)));
+			Thread other = new Thread(() -> result.set(this.nodeA.tryAcquire(LockRequest.of("not-reentrant", Duration.ZERO, LEASE))));
 			other.start();
 			other.join();
 			assertThat(result.get()).isEqualTo(java.util.Optional.empty());
@@ -140,9 +144,9 @@ abstract class LockEngineContractTests {
 
 	@Test
 	void zeroWaitGivesUpAfterOneAttempt() {
-		try (LockHandle held = this.nodeA.acquire("fail-fast", LONG_WAIT, LEASE)) {
+		try (LockHandle held = this.nodeA.acquire(LockRequest.of("fail-fast", LONG_WAIT, LEASE))) {
 			assertThatExceptionOfType(LockAcquisitionException.class)
-				.isThrownBy(() -> this.nodeB.acquire("fail-fast", Duration.ZERO, LEASE))
+				.isThrownBy(() -> this.nodeB.acquire(LockRequest.of("fail-fast", Duration.ZERO, LEASE)))
 				.withMessageContaining("fail-fast");
 			assertThat(this.repositoryB.acquireCalls()).isEqualTo(1);
 		}
@@ -150,10 +154,10 @@ abstract class LockEngineContractTests {
 
 	@Test
 	void aWaiterGivesUpWhenItsWaitRunsOutAndNotBefore() {
-		try (LockHandle held = this.nodeA.acquire("slow", LONG_WAIT, LEASE)) {
+		try (LockHandle held = this.nodeA.acquire(LockRequest.of("slow", LONG_WAIT, LEASE))) {
 			long start = System.nanoTime();
 			assertThatExceptionOfType(LockAcquisitionException.class)
-				.isThrownBy(() -> this.nodeB.acquire("slow", Duration.ofMillis(500), LEASE))
+				.isThrownBy(() -> this.nodeB.acquire(LockRequest.of("slow", Duration.ofMillis(500), LEASE)))
 				.withMessageContaining("'slow'")
 				.satisfies((ex) -> assertThat(ex.getWaited()).isGreaterThanOrEqualTo(Duration.ofMillis(500)));
 			assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(500));
@@ -163,7 +167,7 @@ abstract class LockEngineContractTests {
 
 	@Test
 	void localWaitersQueueSoThatOneAtATimeAsksTheDatabase() throws Exception {
-		LockHandle held = this.nodeB.acquire("queued", LONG_WAIT, LEASE);
+		LockHandle held = this.nodeB.acquire(LockRequest.of("queued", LONG_WAIT, LEASE));
 		int waiters = 6;
 		CountDownLatch polling = new CountDownLatch(1);
 		AtomicInteger acquired = new AtomicInteger();
@@ -172,7 +176,7 @@ abstract class LockEngineContractTests {
 			List<Future<?>> futures = new ArrayList<>();
 			for (int i = 0; i < waiters; i++) {
 				futures.add(pool.submit(() -> {
-					try (LockHandle lock = this.nodeA.acquire("queued", LONG_WAIT, LEASE)) {
+					try (LockHandle lock = this.nodeA.acquire(LockRequest.of("queued", LONG_WAIT, LEASE))) {
 						acquired.incrementAndGet();
 					}
 					return null;
@@ -195,13 +199,13 @@ abstract class LockEngineContractTests {
 
 	@Test
 	void aLocalReleaseHandsTheKeyToTheNextLocalWaiterWithoutPolling() throws Exception {
-		LockHandle held = this.nodeA.acquire("handoff", LONG_WAIT, LEASE);
+		LockHandle held = this.nodeA.acquire(LockRequest.of("handoff", LONG_WAIT, LEASE));
 		CountDownLatch waiting = new CountDownLatch(1);
 		AtomicInteger callsByWaiter = new AtomicInteger();
 		Thread waiter = new Thread(() -> {
 			int before = this.repositoryA.acquireCalls();
 			waiting.countDown();
-			try (LockHandle lock = this.nodeA.acquire("handoff", LONG_WAIT, LEASE)) {
+			try (LockHandle lock = this.nodeA.acquire(LockRequest.of("handoff", LONG_WAIT, LEASE))) {
 				callsByWaiter.set(this.repositoryA.acquireCalls() - before);
 			}
 		});
@@ -215,12 +219,12 @@ abstract class LockEngineContractTests {
 
 	@Test
 	void anInterruptEndsTheWaitAndStaysSet() throws Exception {
-		try (LockHandle held = this.nodeA.acquire("interrupted", LONG_WAIT, LEASE)) {
+		try (LockHandle held = this.nodeA.acquire(LockRequest.of("interrupted", LONG_WAIT, LEASE))) {
 			AtomicReference<Throwable> thrown = new AtomicReference<>();
 			AtomicReference<Boolean> flag = new AtomicReference<>();
 			Thread waiter = new Thread(() -> {
 				try {
-					this.nodeB.acquire("interrupted", LONG_WAIT, LEASE);
+					this.nodeB.acquire(LockRequest.of("interrupted", LONG_WAIT, LEASE));
 				}
 				catch (Throwable ex) {
 					thrown.set(ex);
@@ -235,32 +239,34 @@ abstract class LockEngineContractTests {
 				.hasCauseInstanceOf(InterruptedException.class);
 			assertThat(flag.get()).isTrue();
 		}
-		assertThat(this.nodeB.tryAcquire("interrupted", LEASE)).isPresent().get().satisfies(LockHandle::close);
+		assertThat(this.nodeB.tryAcquire(LockRequest.of("interrupted", Duration.ZERO, LEASE))).isPresent().get().satisfies(LockHandle::close);
 	}
 
 	@Test
 	void closingTheHandleOfALeaseTakenOverLeavesTheNewHolder() {
-		LockHandle old = this.nodeA.acquire("expired", LONG_WAIT, Duration.ofMillis(100));
-		try (LockHandle current = this.nodeB.acquire("expired", LONG_WAIT, LEASE)) {
+		LockHandle old = this.nodeA.acquire(LockRequest.of("expired", LONG_WAIT, Duration.ofMillis(100)));
+		try (LockHandle current = this.nodeB.acquire(LockRequest.of("expired", LONG_WAIT, LEASE))) {
 			assertThat(current.fencingToken()).isGreaterThan(old.fencingToken());
 			old.close();
 			assertThat(rows("expired")).isEqualTo(1);
-			assertThat(this.nodeA.tryAcquire("expired", LEASE)).isEmpty();
+			assertThat(this.nodeA.tryAcquire(LockRequest.of("expired", Duration.ZERO, LEASE))).isEmpty();
 		}
 		assertThat(rows("expired")).isZero();
 	}
 
 	@Test
 	void badArgumentsAreRejectedWithoutSql() {
-		assertThatExceptionOfType(DbLockException.class).isThrownBy(() -> this.nodeA.acquire(" ", LONG_WAIT, LEASE))
+		assertThatExceptionOfType(DbLockException.class)
+			.isThrownBy(() -> this.nodeA.acquire(LockRequest.of(" ", LONG_WAIT, LEASE)))
 			.withMessageContaining("blank");
 		assertThatExceptionOfType(DbLockException.class)
-			.isThrownBy(() -> this.nodeA.acquire("k".repeat(256), LONG_WAIT, LEASE))
+			.isThrownBy(() -> this.nodeA.acquire(LockRequest.of("k".repeat(256), LONG_WAIT, LEASE)))
 			.withMessageContaining("256 characters");
 		assertThatExceptionOfType(DbLockException.class)
-			.isThrownBy(() -> this.nodeA.acquire("k", Duration.ofMillis(-1), LEASE))
+			.isThrownBy(() -> this.nodeA.acquire(LockRequest.of("k", Duration.ofMillis(-1), LEASE)))
 			.withMessageContaining("negative");
-		assertThatExceptionOfType(DbLockException.class).isThrownBy(() -> this.nodeA.acquire("k", LONG_WAIT, Duration.ZERO))
+		assertThatExceptionOfType(DbLockException.class)
+			.isThrownBy(() -> this.nodeA.acquire(LockRequest.of("k", LONG_WAIT, Duration.ZERO)))
 			.withMessageContaining("positive");
 		assertThat(this.repositoryA.acquireCalls()).isZero();
 	}

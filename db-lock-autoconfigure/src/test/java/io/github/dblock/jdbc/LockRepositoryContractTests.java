@@ -104,12 +104,15 @@ abstract class LockRepositoryContractTests {
 	@Test
 	void onlyTheOwnerWithItsTokenReleases() {
 		Lease lease = this.repository.tryAcquire("owned", "owner-1", LONG_LEASE).orElseThrow();
-		assertThat(this.repository.release(new Lease("owned", "owner-2", lease.token(), lease.expiresAt()))).isFalse();
-		assertThat(this.repository.release(new Lease("owned", "owner-1", lease.token() + 1, lease.expiresAt())))
+		assertThat(this.repository.release(new Lease("owned", "owner-2", lease.token(), lease.expiresAt()),
+				Duration.ZERO))
+			.isFalse();
+		assertThat(this.repository.release(new Lease("owned", "owner-1", lease.token() + 1, lease.expiresAt()),
+				Duration.ZERO))
 			.isFalse();
 		assertThat(this.repository.tryAcquire("owned", "owner-2", LONG_LEASE)).isEmpty();
-		assertThat(this.repository.release(lease)).isTrue();
-		assertThat(this.repository.release(lease)).isFalse();
+		assertThat(this.repository.release(lease, Duration.ZERO)).isTrue();
+		assertThat(this.repository.release(lease, Duration.ZERO)).isFalse();
 		assertThat(this.repository.tryAcquire("owned", "owner-2", LONG_LEASE)).isPresent();
 	}
 
@@ -120,7 +123,7 @@ abstract class LockRepositoryContractTests {
 			.pollInterval(Duration.ofMillis(20))
 			.until(() -> this.repository.tryAcquire("taken-over", "owner-2", LONG_LEASE), Optional::isPresent)
 			.orElseThrow();
-		assertThat(this.repository.release(old)).isFalse();
+		assertThat(this.repository.release(old, Duration.ZERO)).isFalse();
 		assertThat(this.jdbc.queryForObject("SELECT owner FROM db_lock WHERE lock_key = ?", String.class,
 				"taken-over"))
 			.isEqualTo(current.owner());
@@ -131,7 +134,7 @@ abstract class LockRepositoryContractTests {
 		List<Long> tokens = new ArrayList<>();
 		Lease released = this.repository.tryAcquire("fenced", "o1", LONG_LEASE).orElseThrow();
 		tokens.add(released.token());
-		this.repository.release(released);
+		this.repository.release(released, Duration.ZERO);
 		tokens.add(this.repository.tryAcquire("fenced", "o2", Duration.ofMillis(50)).orElseThrow().token());
 		tokens.add(await().atMost(Duration.ofSeconds(10))
 			.pollInterval(Duration.ofMillis(20))
@@ -155,7 +158,7 @@ abstract class LockRepositoryContractTests {
 		String key = "k".repeat(this.repository.maxKeyLength() - 1) + "\u00e9";
 		Lease lease = this.repository.tryAcquire(key, "o1", LONG_LEASE).orElseThrow();
 		assertThat(this.jdbc.queryForObject("SELECT lock_key FROM db_lock", String.class)).isEqualTo(key);
-		assertThat(this.repository.release(lease)).isTrue();
+		assertThat(this.repository.release(lease, Duration.ZERO)).isTrue();
 	}
 
 	@Test
@@ -205,7 +208,7 @@ abstract class LockRepositoryContractTests {
 							}
 							tokens.add(lease.get().token());
 							inside.decrementAndGet();
-							if (!this.repository.release(lease.get())) {
+							if (!this.repository.release(lease.get(), Duration.ZERO)) {
 								errors.add(new AssertionError("release of " + owner + " found no row"));
 							}
 						}

@@ -1,6 +1,7 @@
 package io.github.dblock.testsupport;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -18,6 +19,8 @@ public final class CountingLockRepository implements LockRepository {
 	private final AtomicInteger acquireCalls = new AtomicInteger();
 
 	private final AtomicInteger releaseCalls = new AtomicInteger();
+
+	private final AtomicInteger renewCalls = new AtomicInteger();
 
 	private final AtomicInteger inFlight = new AtomicInteger();
 
@@ -40,9 +43,20 @@ public final class CountingLockRepository implements LockRepository {
 	}
 
 	@Override
-	public boolean release(Lease lease) {
+	public boolean release(Lease lease, Duration minimumHold) {
 		this.releaseCalls.incrementAndGet();
-		return this.delegate.release(lease);
+		return this.delegate.release(lease, minimumHold);
+	}
+
+	@Override
+	public Optional<Instant> renew(Lease lease, Duration duration) {
+		this.renewCalls.incrementAndGet();
+		return this.delegate.renew(lease, duration);
+	}
+
+	@Override
+	public int deleteExpired(int limit) {
+		return this.delegate.deleteExpired(limit);
 	}
 
 	@Override
@@ -58,6 +72,10 @@ public final class CountingLockRepository implements LockRepository {
 		return this.releaseCalls.get();
 	}
 
+	public int renewCalls() {
+		return this.renewCalls.get();
+	}
+
 	public int maxInFlight() {
 		return this.maxInFlight.get();
 	}
@@ -65,6 +83,7 @@ public final class CountingLockRepository implements LockRepository {
 	public void reset() {
 		this.acquireCalls.set(0);
 		this.releaseCalls.set(0);
+		this.renewCalls.set(0);
 		this.maxInFlight.set(0);
 	}
 
