@@ -20,6 +20,7 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.context.expression.AnnotatedElementKey;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.expression.ParseException;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
@@ -60,6 +61,9 @@ final class DbLockOperationSource {
 	}
 
 	private boolean checkClass(Class<?> targetClass) {
+		if (!AnnotationUtils.isCandidateClass(targetClass, DbLock.class)) {
+			return false;
+		}
 		boolean[] found = new boolean[1];
 		ReflectionUtils.doWithMethods(targetClass, (method) -> {
 			int modifiers = method.getModifiers();
