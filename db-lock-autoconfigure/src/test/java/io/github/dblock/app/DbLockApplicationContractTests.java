@@ -4,12 +4,8 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -21,6 +17,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.DbLockTemplate;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
+import io.github.dblock.testsupport.Concurrently;
 import io.github.dblock.testsupport.TestDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -243,26 +240,7 @@ abstract class DbLockApplicationContractTests {
 	}
 
 	private void runOnBothNodes(int threadsPerNode, ServiceTask task) throws Exception {
-		CountDownLatch start = new CountDownLatch(1);
-		ExecutorService pool = Executors.newFixedThreadPool(2 * threadsPerNode);
-		try {
-			List<Future<?>> futures = new ArrayList<>();
-			for (int t = 0; t < 2 * threadsPerNode; t++) {
-				CounterService service = service((t % 2 == 0) ? this.nodeA : this.nodeB);
-				futures.add(pool.submit(() -> {
-					start.await();
-					task.run(service);
-					return null;
-				}));
-			}
-			start.countDown();
-			for (Future<?> future : futures) {
-				future.get(5, TimeUnit.MINUTES);
-			}
-		}
-		finally {
-			pool.shutdownNow();
-		}
+		Concurrently.run(2 * threadsPerNode, (thread) -> task.run(service((thread % 2 == 0) ? this.nodeA : this.nodeB)));
 	}
 
 	@FunctionalInterface

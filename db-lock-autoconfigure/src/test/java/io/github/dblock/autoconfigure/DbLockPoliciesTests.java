@@ -6,7 +6,6 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.dblock.DbLock;
 import io.github.dblock.DbLockContext;
-import io.github.dblock.DbLockException;
 import io.github.dblock.FailurePolicy;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;

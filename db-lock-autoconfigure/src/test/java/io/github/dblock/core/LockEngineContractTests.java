@@ -17,6 +17,7 @@ import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.testsupport.CountingLockRepository;
+import io.github.dblock.testsupport.Concurrently;
 import io.github.dblock.testsupport.TestDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -94,7 +95,7 @@ abstract class LockEngineContractTests {
 		int incrementsPerThread = 15;
 		AtomicInteger inside = new AtomicInteger();
 		AtomicInteger overlaps = new AtomicInteger();
-		runConcurrently(2 * threadsPerNode, (thread) -> {
+		Concurrently.run(2 * threadsPerNode, (thread) -> {
 			LockEngine node = (thread % 2 == 0) ? this.nodeA : this.nodeB;
 			for (int i = 0; i < incrementsPerThread; i++) {
 				try (LockHandle lock = node.acquire(LockRequest.of("counter", LONG_WAIT, LEASE))) {
@@ -273,36 +274,6 @@ abstract class LockEngineContractTests {
 
 	private int rows(String key) {
 		return this.jdbc.queryForObject("SELECT COUNT(*) FROM db_lock WHERE lock_key = ?", Integer.class, key);
-	}
-
-	private void runConcurrently(int threads, ThrowingIntConsumer task) throws Exception {
-		CountDownLatch start = new CountDownLatch(1);
-		ExecutorService pool = Executors.newFixedThreadPool(threads);
-		try {
-			List<Future<?>> futures = new ArrayList<>();
-			for (int t = 0; t < threads; t++) {
-				int thread = t;
-				futures.add(pool.submit(() -> {
-					start.await();
-					task.accept(thread);
-					return null;
-				}));
-			}
-			start.countDown();
-			for (Future<?> future : futures) {
-				future.get(5, TimeUnit.MINUTES);
-			}
-		}
-		finally {
-			pool.shutdownNow();
-		}
-	}
-
-	@FunctionalInterface
-	interface ThrowingIntConsumer {
-
-		void accept(int value) throws Exception;
-
 	}
 
 }

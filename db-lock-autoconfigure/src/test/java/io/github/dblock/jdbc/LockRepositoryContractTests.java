@@ -6,15 +6,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.testsupport.DatabaseClock;
+import io.github.dblock.testsupport.Concurrently;
 import io.github.dblock.testsupport.TestDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -188,45 +184,28 @@ abstract class LockRepositoryContractTests {
 		AtomicInteger overlaps = new AtomicInteger();
 		ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
 		ConcurrentLinkedQueue<Long> tokens = new ConcurrentLinkedQueue<>();
-		CountDownLatch start = new CountDownLatch(1);
-		ExecutorService pool = Executors.newFixedThreadPool(threads);
-		try {
-			List<Future<?>> futures = new ArrayList<>();
-			for (int t = 0; t < threads; t++) {
-				int thread = t;
-				futures.add(pool.submit(() -> {
-					start.await();
-					for (int i = 0; i < cyclesPerThread; i++) {
-						String owner = "t" + thread + "-" + i;
-						try {
-							Optional<Lease> lease;
-							while ((lease = this.repository.tryAcquire("hot", owner, LONG_LEASE)).isEmpty()) {
-								Thread.onSpinWait();
-							}
-							if (inside.incrementAndGet() > 1) {
-								overlaps.incrementAndGet();
-							}
-							tokens.add(lease.get().token());
-							inside.decrementAndGet();
-							if (!this.repository.release(lease.get(), Duration.ZERO)) {
-								errors.add(new AssertionError("release of " + owner + " found no row"));
-							}
-						}
-						catch (RuntimeException ex) {
-							errors.add(ex);
-						}
+		Concurrently.run(threads, (thread) -> {
+			for (int i = 0; i < cyclesPerThread; i++) {
+				String owner = "t" + thread + "-" + i;
+				try {
+					Optional<Lease> lease;
+					while ((lease = this.repository.tryAcquire("hot", owner, LONG_LEASE)).isEmpty()) {
+						Thread.onSpinWait();
 					}
-					return null;
-				}));
+					if (inside.incrementAndGet() > 1) {
+						overlaps.incrementAndGet();
+					}
+					tokens.add(lease.get().token());
+					inside.decrementAndGet();
+					if (!this.repository.release(lease.get(), Duration.ZERO)) {
+						errors.add(new AssertionError("release of " + owner + " found no row"));
+					}
+				}
+				catch (RuntimeException ex) {
+					errors.add(ex);
+				}
 			}
-			start.countDown();
-			for (Future<?> future : futures) {
-				future.get(5, TimeUnit.MINUTES);
-			}
-		}
-		finally {
-			pool.shutdownNow();
-		}
+		});
 		assertThat(errors).isEmpty();
 		assertThat(overlaps).hasValue(0);
 		assertThat(tokens).hasSize(threads * cyclesPerThread).doesNotHaveDuplicates();
