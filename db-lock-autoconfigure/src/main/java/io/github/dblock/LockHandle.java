@@ -23,8 +23,9 @@ public interface LockHandle extends AutoCloseable {
 
 	/**
 	 * The fencing token of this acquisition: larger than the token of every earlier
-	 * acquisition of the same key, so that a resource can refuse writes from an older
-	 * holder.
+	 * acquisition of the same key, on any node, so that a resource can refuse writes from
+	 * an older holder. Its value has no other meaning (it is the lock table's token
+	 * followed by 16 bits counting local hand-offs).
 	 * @return the token
 	 */
 	long fencingToken();

@@ -6,7 +6,6 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -31,10 +30,22 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * the database with {@link Backoff} until it acquires or its wait runs out. A renewed
  * lease is extended by a watchdog on one shared scheduler thread; a lease found lost is
  * marked so at once and logged at ERROR.
+ * <p>
+ * When a renewed lease is released while another thread of this JVM waits for its key,
+ * the lease passes to that thread without a statement: the row stays, the watchdog goes
+ * on renewing it, and the new holder's fencing token is the database's token followed by
+ * a local sequence (the database token shifted left by 16 bits, plus the hand-off count),
+ * so tokens still increase with every acquisition. After 65,535 hand-offs the lease is
+ * released to the database.
  */
 public final class LockEngine implements AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(LockEngine.class);
+
+	/** Bits of a fencing token that count local hand-offs of one database lease. */
+	private static final int HANDOFF_BITS = 16;
+
+	private static final int MAX_HANDOFFS = (1 << HANDOFF_BITS) - 1;
 
 	private final LockRepository repository;
 
@@ -136,28 +147,27 @@ public final class LockEngine implements AutoCloseable {
 			if (current != null && current.thread == Thread.currentThread()) {
 				return current.reenter();
 			}
-			if (!local.gate.tryAcquire(request.waitTime().toNanos(), TimeUnit.NANOSECONDS)) {
+			LocalGate.Passage<Leased> passage = local.gate.enter(request.waitTime().toNanos());
+			if (passage == null) {
 				return null;
 			}
 			Hold hold;
 			try {
-				hold = poll(request, local, deadline);
+				hold = takeOver(passage.handedOn(), request);
+				if (hold == null) {
+					hold = poll(request, local, deadline);
+				}
 			}
 			catch (InterruptedException | RuntimeException ex) {
-				local.gate.release();
+				local.gate.leave();
 				throw ex;
 			}
 			if (hold == null) {
-				local.gate.release();
+				local.gate.leave();
 				return null;
 			}
 			local.hold = hold;
 			keepsSlot = true;
-			if (request.renewed()) {
-				long period = (this.renewInterval != null) ? this.renewInterval.toNanos() : request.lease().toNanos() / 3;
-				hold.renewal = this.watchdog.scheduleAtFixedRate(() -> renew(hold), period, period,
-						TimeUnit.NANOSECONDS);
-			}
 			return hold.reenter();
 		}
 		finally {
@@ -195,7 +205,14 @@ public final class LockEngine implements AutoCloseable {
 			long sentAt = System.nanoTime();
 			Lease acquired = attempt(request);
 			if (acquired != null) {
-				return new Hold(local, acquired, request, sentAt);
+				Leased leased = new Leased(local, acquired, request, sentAt);
+				if (request.renewed()) {
+					long period = (this.renewInterval != null) ? this.renewInterval.toNanos()
+							: request.lease().toNanos() / 3;
+					leased.renewal = this.watchdog.scheduleAtFixedRate(() -> renew(leased), period, period,
+							TimeUnit.NANOSECONDS);
+				}
+				return new Hold(leased, request, 0);
 			}
 			long remaining = deadline - System.nanoTime();
 			if (remaining <= 0) {
@@ -214,49 +231,42 @@ public final class LockEngine implements AutoCloseable {
 		}
 	}
 
-	private void renew(Hold hold) {
-		if (hold.released || hold.lostSince != null) {
+	private void renew(Leased leased) {
+		if (leased.released || leased.lostSince != null) {
 			return;
 		}
 		long sentAt = System.nanoTime();
 		try {
-			Optional<Instant> renewed = this.repository.renew(hold.lease, hold.request.lease());
+			Optional<Instant> renewed = this.repository.renew(leased.lease, leased.duration);
 			if (renewed.isPresent()) {
-				hold.expiresAt = renewed.get();
-				hold.localDeadline = sentAt + hold.request.lease().toNanos();
+				leased.expiresAt = renewed.get();
+				leased.localDeadline = sentAt + leased.duration.toNanos();
 			}
-			else if (!hold.released) {
-				lost(hold, "its row was taken over by another owner or deleted");
+			else if (!leased.released) {
+				lost(leased, "its row was taken over by another owner or deleted");
 			}
 		}
 		catch (RuntimeException ex) {
-			if (System.nanoTime() - hold.localDeadline >= 0) {
-				lost(hold, "the database could not be reached to renew it before it ended (" + ex.getMessage() + ")");
+			if (System.nanoTime() - leased.localDeadline >= 0) {
+				lost(leased, "the database could not be reached to renew it before it ended (" + ex.getMessage() + ")");
 			}
 			else {
-				logger.warn("Could not renew lock '" + hold.lease.key() + "'; trying again before its lease ends at "
-						+ hold.expiresAt, ex);
+				logger.warn("Could not renew lock '" + leased.lease.key() + "'; trying again before its lease ends at "
+						+ leased.expiresAt, ex);
 			}
 		}
 	}
 
-	private void lost(Hold hold, String reason) {
-		synchronized (hold) {
-			if (hold.lostSince != null) {
+	private void lost(Leased leased, String reason) {
+		synchronized (leased) {
+			if (leased.lostSince != null) {
 				return;
 			}
-			hold.lostSince = Instant.now();
+			leased.lostSince = Instant.now();
 		}
-		cancelRenewal(hold);
-		logger.error("Lost lock '" + hold.lease.key() + "' (owner " + hold.lease.owner() + ", token " + hold.lease.token()
-				+ ") at " + hold.lostSince + ": " + reason + "; another owner may hold it now");
-	}
-
-	private static void cancelRenewal(Hold hold) {
-		ScheduledFuture<?> renewal = hold.renewal;
-		if (renewal != null) {
-			renewal.cancel(false);
-		}
+		leased.cancelRenewal();
+		logger.error("Lost lock '" + leased.lease.key() + "' (owner " + leased.lease.owner() + ", token "
+				+ leased.lease.token() + ") at " + leased.lostSince + ": " + reason + "; another owner may hold it now");
 	}
 
 	private LocalKey enter(String key) {
@@ -272,30 +282,64 @@ public final class LockEngine implements AutoCloseable {
 	}
 
 	private void release(Hold hold) {
-		hold.released = true;
-		cancelRenewal(hold);
-		LocalKey local = hold.local;
-		Lease lease = hold.lease;
+		Leased leased = hold.leased;
+		LocalKey local = leased.local;
 		local.hold = null;
 		try {
-			if (!this.repository.release(lease, hold.request.minimumHold())) {
-				lost(hold, "its row was gone or another owner's when released (its lease ended at " + hold.expiresAt + ")");
+			// a local waiter takes a renewed lease over without a statement
+			if (canHandOn(hold) && local.gate.handOn(leased)) {
+				return;
+			}
+			try {
+				end(leased, hold.request.minimumHold());
+			}
+			finally {
+				local.gate.leave();
+			}
+		}
+		finally {
+			exit(leased.lease.key(), local);
+		}
+	}
+
+	private static boolean canHandOn(Hold hold) {
+		return hold.request.renewed() && hold.request.minimumHold().isZero() && hold.leased.lostSince == null
+				&& hold.sequence < MAX_HANDOFFS;
+	}
+
+	/** The next hold of a lease handed on by the previous local holder, if this request can use it. */
+	private @Nullable Hold takeOver(@Nullable Leased handedOn, LockRequest request) {
+		if (handedOn == null) {
+			return null;
+		}
+		if (request.renewed() && handedOn.lostSince == null && request.lease().equals(handedOn.duration)) {
+			return new Hold(handedOn, request, ++handedOn.handoffs);
+		}
+		end(handedOn, Duration.ZERO);
+		return null;
+	}
+
+	/** Ends a lease in the database. */
+	private void end(Leased leased, Duration minimumHold) {
+		leased.released = true;
+		leased.cancelRenewal();
+		Lease lease = leased.lease;
+		try {
+			if (!this.repository.release(lease, minimumHold)) {
+				lost(leased, "its row was gone or another owner's when released (its lease ended at "
+						+ leased.expiresAt + ")");
 			}
 		}
 		catch (RuntimeException ex) {
 			logger.warn("Could not release lock '" + lease.key() + "' (owner " + lease.owner()
-					+ "); it stays taken until its lease ends at " + hold.expiresAt, ex);
-		}
-		finally {
-			local.gate.release();
-			exit(lease.key(), local);
+					+ "); it stays taken until its lease ends at " + leased.expiresAt, ex);
 		}
 	}
 
 	/** Threads of this JVM that want one key: the gate admits one to the database. */
 	private static final class LocalKey {
 
-		final Semaphore gate = new Semaphore(1, true);
+		final LocalGate<Leased> gate = new LocalGate<>();
 
 		/** Changed only inside the engine map's compute, which serializes it. */
 		int users;
@@ -304,18 +348,17 @@ public final class LockEngine implements AutoCloseable {
 
 	}
 
-	/** A lease held by one thread, with its reentrant count. */
-	private final class Hold {
+	/**
+	 * A lease in the database: held by one local acquisition after another while local
+	 * waiters hand it on, renewed by the watchdog if asked.
+	 */
+	private static final class Leased {
 
 		final LocalKey local;
 
 		final Lease lease;
 
-		final LockRequest request;
-
-		final Thread thread = Thread.currentThread();
-
-		final AtomicInteger count = new AtomicInteger();
+		final Duration duration;
 
 		volatile Instant expiresAt;
 
@@ -328,12 +371,49 @@ public final class LockEngine implements AutoCloseable {
 
 		volatile boolean released;
 
-		Hold(LocalKey local, Lease lease, LockRequest request, long sentAt) {
+		/** Local holders after the first; changed only by the thread that passed the gate. */
+		int handoffs;
+
+		Leased(LocalKey local, Lease lease, LockRequest request, long sentAt) {
 			this.local = local;
 			this.lease = lease;
-			this.request = request;
+			this.duration = request.lease();
 			this.expiresAt = lease.expiresAt();
 			this.localDeadline = sentAt + request.lease().toNanos();
+		}
+
+		void cancelRenewal() {
+			ScheduledFuture<?> future = this.renewal;
+			if (future != null) {
+				future.cancel(false);
+			}
+		}
+
+	}
+
+	/** One local acquisition of a lease, by one thread, with its reentrant count. */
+	private final class Hold {
+
+		final Leased leased;
+
+		final LockRequest request;
+
+		/** Which local holder of the lease this is: 0 for the one that took it from the database. */
+		final int sequence;
+
+		final Thread thread = Thread.currentThread();
+
+		final AtomicInteger count = new AtomicInteger();
+
+		Hold(Leased leased, LockRequest request, int sequence) {
+			this.leased = leased;
+			this.request = request;
+			this.sequence = sequence;
+		}
+
+		/** Larger than every earlier holder's: the database's token, then the local sequence. */
+		long fencingToken() {
+			return (this.leased.lease.token() << HANDOFF_BITS) | this.sequence;
 		}
 
 		LockHandle reenter() {
@@ -364,27 +444,27 @@ public final class LockEngine implements AutoCloseable {
 
 		@Override
 		public String key() {
-			return this.hold.lease.key();
+			return this.hold.leased.lease.key();
 		}
 
 		@Override
 		public long fencingToken() {
-			return this.hold.lease.token();
+			return this.hold.fencingToken();
 		}
 
 		@Override
 		public Instant expiresAt() {
-			return this.hold.expiresAt;
+			return this.hold.leased.expiresAt;
 		}
 
 		@Override
 		public boolean isHeld() {
-			return this.open.get() && this.hold.lostSince == null;
+			return this.open.get() && this.hold.leased.lostSince == null;
 		}
 
 		@Override
 		public Optional<Instant> lostSince() {
-			return Optional.ofNullable(this.hold.lostSince);
+			return Optional.ofNullable(this.hold.leased.lostSince);
 		}
 
 		boolean isOpen() {

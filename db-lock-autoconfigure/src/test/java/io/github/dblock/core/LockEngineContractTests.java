@@ -95,13 +95,17 @@ abstract class LockEngineContractTests {
 		int incrementsPerThread = 15;
 		AtomicInteger inside = new AtomicInteger();
 		AtomicInteger overlaps = new AtomicInteger();
+		List<Long> tokensInOrder = java.util.Collections.synchronizedList(new ArrayList<>());
 		Concurrently.run(2 * threadsPerNode, (thread) -> {
 			LockEngine node = (thread % 2 == 0) ? this.nodeA : this.nodeB;
+			// half the threads renew their leases (and hand them off locally), half have fixed ones
+			LockRequest request = new LockRequest("counter", LONG_WAIT, LEASE, thread % 4 < 2, Duration.ZERO);
 			for (int i = 0; i < incrementsPerThread; i++) {
-				try (LockHandle lock = node.acquire(LockRequest.of("counter", LONG_WAIT, LEASE))) {
+				try (LockHandle lock = node.acquire(request)) {
 					if (inside.incrementAndGet() > 1) {
 						overlaps.incrementAndGet();
 					}
+					tokensInOrder.add(lock.fencingToken());
 					long value = this.jdbc.queryForObject("SELECT counter_value FROM db_lock_test_counter WHERE id = 1",
 							Long.class);
 					Thread.yield();
@@ -113,6 +117,46 @@ abstract class LockEngineContractTests {
 		assertThat(overlaps).hasValue(0);
 		assertThat(this.jdbc.queryForObject("SELECT counter_value FROM db_lock_test_counter WHERE id = 1", Long.class))
 			.isEqualTo(2L * threadsPerNode * incrementsPerThread);
+		assertThat(tokensInOrder).hasSize(2 * threadsPerNode * incrementsPerThread).isSorted().doesNotHaveDuplicates();
+		assertThat(rows("counter")).isZero();
+	}
+
+	@Test
+	void aRenewedLeaseReleasedWhileALocalThreadWaitsPassesToItWithoutSql() throws Exception {
+		LockRequest renewed = new LockRequest("passed-on", LONG_WAIT, LEASE, true, Duration.ZERO);
+		LockHandle first = this.nodeA.acquire(renewed);
+		String owner = this.jdbc.queryForObject("SELECT owner FROM db_lock WHERE lock_key = 'passed-on'", String.class);
+		AtomicReference<Long> secondToken = new AtomicReference<>();
+		AtomicInteger callsBySecond = new AtomicInteger(-1);
+		CountDownLatch secondHolds = new CountDownLatch(1);
+		CountDownLatch secondMayRelease = new CountDownLatch(1);
+		Thread second = new Thread(() -> {
+			int before = this.repositoryA.acquireCalls() + this.repositoryA.releaseCalls();
+			try (LockHandle lock = this.nodeA.acquire(renewed)) {
+				callsBySecond.set(this.repositoryA.acquireCalls() + this.repositoryA.releaseCalls() - before);
+				secondToken.set(lock.fencingToken());
+				secondHolds.countDown();
+				secondMayRelease.await();
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		});
+		second.start();
+		await().atMost(Duration.ofSeconds(10)).until(() -> second.getState() == Thread.State.TIMED_WAITING);
+		first.close();
+		assertThat(secondHolds.await(1, TimeUnit.MINUTES)).isTrue();
+		assertThat(callsBySecond).hasValue(0);
+		assertThat(secondToken.get()).isGreaterThan(first.fencingToken());
+		assertThat(this.jdbc.queryForObject("SELECT owner FROM db_lock WHERE lock_key = 'passed-on'", String.class))
+			.isEqualTo(owner);
+		assertThat(this.nodeB.tryAcquire(LockRequest.of("passed-on", Duration.ZERO, LEASE))).isEmpty();
+		secondMayRelease.countDown();
+		second.join();
+		assertThat(rows("passed-on")).isZero();
+		try (LockHandle next = this.nodeB.acquire(LockRequest.of("passed-on", Duration.ZERO, LEASE))) {
+			assertThat(next.fencingToken()).isGreaterThan(secondToken.get());
+		}
 	}
 
 	@Test
