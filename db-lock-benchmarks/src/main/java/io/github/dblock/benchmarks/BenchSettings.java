@@ -15,25 +15,33 @@ import com.zaxxer.hikari.HikariDataSource;
  * processes, so they read the same):
  * {@code DB_LOCK_BENCH_URL} (default the local MariaDB's {@code test} database),
  * {@code DB_LOCK_BENCH_USER} ({@code root}), {@code DB_LOCK_BENCH_PASSWORD} (empty),
- * {@code DB_LOCK_BENCH_POOL_SIZE} (16), {@code DB_LOCK_BENCH_WARMUP_SECONDS} (2),
- * {@code DB_LOCK_BENCH_MEASURE_SECONDS} (5).
+ * {@code DB_LOCK_BENCH_POOL_SIZE} (16), {@code DB_LOCK_BENCH_WARMUP_SECONDS} (1.5, before
+ * a contender's first round and before each hot-key run), {@code DB_LOCK_BENCH_MEASURE_SECONDS}
+ * (5, split over the rounds), {@code DB_LOCK_BENCH_ROUNDS} (5).
  *
  * @param url the JDBC URL, MariaDB or MySQL
  * @param user the user
  * @param password the password
  * @param poolSize the HikariCP pool size of every contender
  * @param warmup the warm-up before each measured run
- * @param measure the measured run
+ * @param measure the measured time of a contender in a scenario
+ * @param rounds the rounds the measured time of scenarios 1, 2 and 4 is split into, the
+ * contenders taking turns
  */
-record BenchSettings(String url, String user, String password, int poolSize, Duration warmup, Duration measure) {
+record BenchSettings(String url, String user, String password, int poolSize, Duration warmup, Duration measure,
+		int rounds) {
 
 	static BenchSettings fromEnvironment() {
 		Map<String, String> env = System.getenv();
 		return new BenchSettings(env.getOrDefault("DB_LOCK_BENCH_URL", "jdbc:mariadb://127.0.0.1:3306/test"),
 				env.getOrDefault("DB_LOCK_BENCH_USER", "root"), env.getOrDefault("DB_LOCK_BENCH_PASSWORD", ""),
 				Integer.parseInt(env.getOrDefault("DB_LOCK_BENCH_POOL_SIZE", "16")),
-				Duration.ofMillis(Math.round(1000 * Double.parseDouble(env.getOrDefault("DB_LOCK_BENCH_WARMUP_SECONDS", "2")))),
-				Duration.ofMillis(Math.round(1000 * Double.parseDouble(env.getOrDefault("DB_LOCK_BENCH_MEASURE_SECONDS", "5")))));
+				seconds(env, "DB_LOCK_BENCH_WARMUP_SECONDS", "1.5"), seconds(env, "DB_LOCK_BENCH_MEASURE_SECONDS", "5"),
+				Integer.parseInt(env.getOrDefault("DB_LOCK_BENCH_ROUNDS", "5")));
+	}
+
+	private static Duration seconds(Map<String, String> env, String name, String defaultValue) {
+		return Duration.ofMillis(Math.round(1000 * Double.parseDouble(env.getOrDefault(name, defaultValue))));
 	}
 
 	/**

@@ -28,7 +28,10 @@ final class CycleLoop {
 		this.holdNanos = holdNanos;
 	}
 
-	/** Runs the loop on {@link #threads} threads from {@code startNanos} until {@code endNanos}. */
+	/**
+	 * Runs the loop on {@link #threads} threads from {@code startNanos}; a thread starts no
+	 * cycle after {@code endNanos}, but finishes (and may still wait in) the one it is in.
+	 */
 	Outcome run(long startNanos, long endNanos) throws InterruptedException {
 		Worker[] workers = new Worker[this.threads];
 		Thread[] running = new Thread[this.threads];
@@ -37,7 +40,7 @@ final class CycleLoop {
 			running[i] = new Thread(workers[i], "bench-" + i);
 			running[i].start();
 		}
-		Outcome outcome = new Outcome();
+		Outcome outcome = new Outcome(startNanos);
 		for (int i = 0; i < this.threads; i++) {
 			running[i].join();
 			outcome.add(workers[i]);
@@ -67,11 +70,21 @@ final class CycleLoop {
 
 		final LongList holdEnds = new LongList();
 
+		/** Per completed cycle: the statements this thread sent before it held the lock. */
+		final LongList acquireStatements = new LongList();
+
+		/** Statements of acquisitions that failed. */
+		long failedStatements;
+
+		private long cycleStatements;
+
 		final Runnable criticalSection = this::hold;
 
 		long errors;
 
 		@Nullable Throwable firstError;
+
+		long finishedNanos;
 
 		Worker(int index, long startNanos, long endNanos) {
 			this.index = index;
@@ -85,24 +98,29 @@ final class CycleLoop {
 			for (long cycle = 0; System.nanoTime() < this.endNanos; cycle++) {
 				String key = CycleLoop.this.keys.key(this.index, cycle);
 				long begin = System.nanoTime();
+				this.cycleStatements = StatementTally.current();
 				try {
 					if (CycleLoop.this.contender.runLocked(key, this.criticalSection)) {
 						this.latencies.add(System.nanoTime() - begin);
 					}
 					else {
 						this.errors++;
+						this.failedStatements += StatementTally.current() - this.cycleStatements;
 					}
 				}
 				catch (Exception ex) {
 					this.errors++;
+					this.failedStatements += StatementTally.current() - this.cycleStatements;
 					if (this.firstError == null) {
 						this.firstError = ex;
 					}
 				}
 			}
+			this.finishedNanos = System.nanoTime();
 		}
 
 		private void hold() {
+			this.acquireStatements.add(StatementTally.current() - this.cycleStatements);
 			long start = System.nanoTime();
 			if (CycleLoop.this.holdNanos > 0) {
 				parkUntil(start + CycleLoop.this.holdNanos);

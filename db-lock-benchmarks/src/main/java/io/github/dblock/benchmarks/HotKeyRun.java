@@ -30,13 +30,10 @@ final class HotKeyRun {
 
 	private final BenchSettings settings;
 
-	private final ServerStatus status;
-
 	private final String runId;
 
-	HotKeyRun(BenchSettings settings, ServerStatus status, String runId) {
+	HotKeyRun(BenchSettings settings, String runId) {
 		this.settings = settings;
-		this.status = status;
 		this.runId = runId;
 	}
 
@@ -45,10 +42,8 @@ final class HotKeyRun {
 	 * @param kind the contender
 	 * @param jvms how many worker JVMs
 	 * @param threads threads per worker
-	 * @param statementsPerCycle the contender's uncontended cost (scenario 1), to tell the
-	 * waiters' statements apart from the holders'
 	 */
-	Measurement measure(ContenderKind kind, int jvms, int threads, double statementsPerCycle) throws Exception {
+	Measurement measure(ContenderKind kind, int jvms, int threads) throws Exception {
 		kind.create(new DriverManagerDataSource(this.settings.url(), this.settings.user(), this.settings.password()), true)
 			.close();
 		String key = this.runId + "-hot-" + jvms + "x" + threads;
@@ -70,19 +65,19 @@ final class HotKeyRun {
 				commands.write("GO " + start + " " + end + "\n");
 				commands.flush();
 			}
-			CycleLoop.parkUntil(start);
-			ServerStatus.Snapshot before = this.status.snapshot();
-			CycleLoop.parkUntil(end);
-			ServerStatus.Snapshot after = this.status.snapshot();
-			Outcome outcome = new Outcome();
+			Outcome outcome = new Outcome(start);
 			for (int i = 0; i < jvms; i++) {
 				Process worker = workers.get(i);
-				if (!worker.waitFor(this.settings.measure().toSeconds() + 60, TimeUnit.SECONDS) || worker.exitValue() != 0) {
-					throw new IllegalStateException("Hot-key worker " + i + " of " + kind.label() + " failed");
+				if (!worker.waitFor(this.settings.measure().toSeconds() + 60, TimeUnit.SECONDS)) {
+					throw new IllegalStateException("Hot-key worker " + i + " of " + kind.label() + " did not finish");
 				}
-				outcome.add(HotKeyWorker.read(outcomeFiles.get(i)));
+				if (worker.exitValue() != 0) {
+					throw new IllegalStateException(
+							"Hot-key worker " + i + " of " + kind.label() + " failed with exit code " + worker.exitValue());
+				}
+				outcome.add(HotKeyWorker.read(outcomeFiles.get(i)), true);
 			}
-			return measurement(kind, jvms, threads, outcome, start, end, before, after, statementsPerCycle);
+			return measurement(kind, jvms, threads, outcome, end);
 		}
 		finally {
 			workers.forEach(Process::destroyForcibly);
@@ -110,9 +105,14 @@ final class HotKeyRun {
 		}
 	}
 
-	private static Measurement measurement(ContenderKind kind, int jvms, int threads, Outcome outcome, long start,
-			long end, ServerStatus.Snapshot before, ServerStatus.Snapshot after, double statementsPerCycle) {
-		long questions = before.questionsUntil(after);
+	/**
+	 * Utilisation, cycles and hand-offs count in the window; statements count until the
+	 * last waiter got its lock, and so do the cycles they are divided by.
+	 */
+	private static Measurement measurement(ContenderKind kind, int jvms, int threads, Outcome outcome, long end) {
+		long start = outcome.startNanos;
+		long questions = outcome.statements.questions();
+		long allCycles = outcome.cycles();
 		long[][] holds = holdsByStart(outcome);
 		long held = 0;
 		long cycles = 0;
@@ -136,13 +136,14 @@ final class HotKeyRun {
 			}
 		}
 		double seconds = (end - start) / 1e9;
-		double waiterStatements = Math.max(0, questions - cycles * statementsPerCycle) / seconds;
+		double waiterStatements = outcome.waiterStatements / outcome.seconds();
 		Measurement.HotKeyStats stats = new Measurement.HotKeyStats(held / (double) (end - start),
-				handoffs.percentileMillis(0.5), handoffs.percentileMillis(0.99), questions / seconds, waiterStatements,
-				overlaps);
-		return new Measurement(Scenario.HOT_KEY, kind, jvms, threads, cycles, seconds,
+				handoffs.percentileMillis(0.5), handoffs.percentileMillis(0.99), questions / outcome.seconds(),
+				waiterStatements, overlaps);
+		return new Measurement(Scenario.HOT_KEY, kind, jvms, threads, cycles, seconds, cycles / seconds,
 				outcome.latencies.percentileMillis(0.5), outcome.latencies.percentileMillis(0.99),
-				(cycles > 0) ? questions / (double) cycles : Double.NaN, before.mixUntil(after, cycles), outcome.errors, outcome.firstError, stats);
+				(allCycles > 0) ? questions / (double) allCycles : Double.NaN, outcome.statements.mixPerCycle(allCycles),
+				outcome.errors, outcome.firstError, stats);
 	}
 
 	private static long[][] holdsByStart(Outcome outcome) {

@@ -3,7 +3,9 @@ package io.github.dblock.benchmarks;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.BufferedReader;
+import java.io.DataInputStream;
 import java.io.DataOutputStream;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -16,9 +18,11 @@ import io.github.dblock.benchmarks.contender.LockContender;
 
 /**
  * One JVM of the hot-key scenario, started by {@link HotKeyRun} on the same class path:
- * opens its own pool and contender, warms up on keys of its own, prints {@code READY},
+ * opens its own pool and contender (through a {@link StatementTally}), warms up on keys of
+ * its own (which also tells what an uncontended acquisition sends), prints {@code READY},
  * reads {@code GO <startNanos> <endNanos>} from standard input, runs its threads on the
- * hot key in that window and writes its {@link Outcome} to a file.
+ * hot key in that window and writes its {@link Outcome}, with the statements its pool's
+ * sessions ran, to a file.
  * <p>
  * Arguments: contender (a {@link ContenderKind} name), threads, hold in microseconds,
  * the hot key, the outcome file.
@@ -41,9 +45,10 @@ public final class HotKeyWorker {
 		Path outcomeFile = Path.of(args[4]);
 		BenchSettings settings = BenchSettings.fromEnvironment();
 		try (HikariDataSource pool = settings.openPool("worker-" + ProcessHandle.current().pid());
-				LockContender contender = kind.create(pool, false)) {
+				LockContender contender = kind.create(StatementTally.counting(pool), false)) {
 			long warmStart = System.nanoTime();
-			new CycleLoop(contender, threads, KeyScheme.perThread(key + "-warm-" + ProcessHandle.current().pid()), 0)
+			Outcome warmup = new CycleLoop(contender, threads,
+					KeyScheme.perThread(key + "-warm-" + ProcessHandle.current().pid()), 0)
 				.run(warmStart, warmStart + settings.warmup().toNanos());
 			System.out.println("READY");
 			System.out.flush();
@@ -53,8 +58,11 @@ public final class HotKeyWorker {
 				throw new IllegalStateException("Expected 'GO <start> <end>', got " + go);
 			}
 			String[] window = go.split(" ");
+			StatementCounts before = StatementCounts.read(pool, settings.poolSize());
 			Outcome outcome = new CycleLoop(contender, threads, KeyScheme.same(key), holdNanos)
 				.run(Long.parseLong(window[1]), Long.parseLong(window[2]));
+			outcome.statements = StatementCounts.read(pool, settings.poolSize()).since(before);
+			outcome.countWaiterStatements(warmup.uncontendedAcquireStatements());
 			try (OutputStream file = Files.newOutputStream(outcomeFile);
 					DataOutputStream out = new DataOutputStream(new BufferedOutputStream(file))) {
 				outcome.writeTo(out);
@@ -63,9 +71,8 @@ public final class HotKeyWorker {
 		System.exit(0);
 	}
 
-	static Outcome read(Path outcomeFile) throws java.io.IOException {
-		try (java.io.DataInputStream in = new java.io.DataInputStream(
-				new BufferedInputStream(Files.newInputStream(outcomeFile)))) {
+	static Outcome read(Path outcomeFile) throws IOException {
+		try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(outcomeFile)))) {
 			return Outcome.readFrom(in);
 		}
 	}

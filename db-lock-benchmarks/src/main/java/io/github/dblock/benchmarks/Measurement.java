@@ -10,8 +10,10 @@ import org.jspecify.annotations.Nullable;
  * @param contender the contender
  * @param jvms how many JVMs ran it
  * @param threads threads per JVM
- * @param cycles completed acquire + release cycles in the measured window
- * @param seconds the measured window
+ * @param cycles completed acquire + release cycles in the measured window(s)
+ * @param seconds the measured time
+ * @param cyclesPerSecond throughput: the median of the rounds' (scenarios 1, 2, 4), or
+ * the cycles of the window per second (scenario 3)
  * @param p50Millis median cycle latency, waiting included
  * @param p99Millis 99th percentile cycle latency
  * @param statementsPerCycle the server's {@code Questions} delta per cycle
@@ -21,12 +23,8 @@ import org.jspecify.annotations.Nullable;
  * @param hotKey what only the hot-key scenario measures
  */
 record Measurement(Scenario scenario, ContenderKind contender, int jvms, int threads, long cycles, double seconds,
-		double p50Millis, double p99Millis, double statementsPerCycle, String statementMix, long errors,
+		double cyclesPerSecond, double p50Millis, double p99Millis, double statementsPerCycle, String statementMix, long errors,
 		@Nullable String firstError, @Nullable HotKeyStats hotKey) {
-
-	double cyclesPerSecond() {
-		return this.cycles / this.seconds;
-	}
 
 	/** "2x8": JVMs x threads. */
 	String setup() {

@@ -15,7 +15,7 @@ import io.github.dblock.benchmarks.contender.ContenderKind;
  */
 final class Report {
 
-	static final String COMMAND = "./mvnw -pl db-lock-benchmarks -am verify -Pbench";
+	static final String COMMAND = "./mvnw -pl db-lock-benchmarks -am verify -Pbench -DskipTests";
 
 	private final Machine machine;
 
@@ -46,18 +46,28 @@ final class Report {
 	String markdown() {
 		StringBuilder out = new StringBuilder();
 		out.append("### Benchmark: db-lock and the alternatives (").append(this.machine.date()).append(")\n\n");
-		out.append("Machine: ").append(this.machine.summary()).append(".  \n");
-		out.append(String.format("HikariCP pool of %d for every contender; %.0f s measured after %.0f s warm-up. ",
-				this.settings.poolSize(), this.settings.measure().toMillis() / 1000.0,
-				this.settings.warmup().toMillis() / 1000.0));
-		out.append("Statements are the server's `Questions` counter. Reproduce: `").append(COMMAND).append("`.\n\n");
+		out.append("Machine: ").append(this.machine.summary()).append(this.machine.load().isEmpty() ? "" : "; "
+				+ this.machine.load()).append(".  \n");
+		out.append(String.format("HikariCP pool of %d for every contender; %.1f s measured per contender and scenario "
+				+ "after %.1f s warm-up (scenarios 1, 2, 4: in %d rounds, the contenders taking turns; cycles/s is the "
+				+ "median round's). ", this.settings.poolSize(), this.settings.measure().toMillis() / 1000.0,
+				this.settings.warmup().toMillis() / 1000.0, this.settings.rounds()));
+		out.append("Statements are the server's `Questions` counter of the contender's own sessions. Reproduce: `")
+			.append(COMMAND)
+			.append("`.\n\n");
 		out.append("Uncontended and distinct keys (cycle = acquire + release, nothing held):\n\n");
 		out.append(throughputTable().markdown()).append('\n');
-		out.append("Hot key: every holder holds the lock 1 ms; utilisation = time held / wall time; "
-				+ "waiters' statements = all statements beyond the uncontended cost of the cycles done:\n\n");
+		out.append("Hot key: every holder holds the lock 1 ms; utilisation = time held / wall time; hand-off = from one "
+				+ "holder's end to the next one's start; statements/s = the server's count for all JVMs; waiters' "
+				+ "statements/s = what acquisitions sent beyond an uncontended acquisition (counted per thread):\n\n");
 		out.append(hotKeyTable().markdown()).append('\n');
 		out.append("Targets:\n\n").append(targetTable().markdown()).append('\n');
-		errors().forEach((line) -> out.append(line).append('\n'));
+		List<String> errors = errors();
+		if (!errors.isEmpty()) {
+			out.append("Errors:\n\n");
+			errors.forEach((line) -> out.append(line).append('\n'));
+			out.append('\n');
+		}
 		out.append("![db-lock benchmark](latest.png)\n");
 		return out.toString();
 	}

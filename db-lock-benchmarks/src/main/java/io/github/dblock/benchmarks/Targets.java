@@ -36,6 +36,8 @@ final class Targets {
 			targets.ratio(scenario, JDBC_LOCK_REGISTRY, 3);
 			targets.statements(scenario);
 			targets.aspectCost(scenario);
+			targets.ceiling(scenario, SHEDLOCK);
+			targets.ceiling(scenario, JDBC_LOCK_REGISTRY);
 		}
 		targets.utilisation();
 		targets.waiters();
@@ -54,6 +56,17 @@ final class Targets {
 		this.checks.add(new TargetCheck(scenario.number + ": db-lock / " + other.label() + " cycles/s",
 				String.format("%.2fx (%.0f / %.0f)", ratio, dbLock.get().cyclesPerSecond(), them.get().cyclesPerSecond()),
 				String.format(">= %.1fx", required), ratio >= required));
+	}
+
+	/** What the raw pattern, two durable commits and nothing else, reaches against another contender. */
+	private void ceiling(Scenario scenario, ContenderKind other) {
+		Optional<Measurement> raw = find(scenario, RAW_INSERT_DELETE, 1);
+		Optional<Measurement> them = find(scenario, other, 1);
+		if (raw.isPresent() && them.isPresent()) {
+			this.checks.add(new TargetCheck(
+					scenario.number + ": INSERT/DELETE / " + other.label() + " cycles/s (two commits a cycle, nothing else)",
+					String.format("%.2fx", raw.get().cyclesPerSecond() / them.get().cyclesPerSecond()), "", null));
+		}
 	}
 
 	private void statements(Scenario scenario) {

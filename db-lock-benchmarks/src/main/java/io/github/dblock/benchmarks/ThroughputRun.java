@@ -1,44 +1,68 @@
 package io.github.dblock.benchmarks;
 
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.benchmarks.contender.ContenderKind;
 import io.github.dblock.benchmarks.contender.LockContender;
 
 /**
- * Scenarios 1, 2 and 4 in this JVM: a fresh pool and contender, a warm-up on keys of its
- * own, then the measured window bracketed by two reads of the server's counters.
+ * Scenarios 1, 2 and 4 in this JVM, in rounds that the contenders take in turns, so that a
+ * passing disturbance of the machine (another process's burst of CPU or disk) falls on a
+ * round rather than on one contender: each round a fresh pool and contender, a warm-up on
+ * keys of its own (a short one once this JVM ran the contender's code before), then a
+ * measured window bracketed by two reads of the pool's statement counters. Throughput is
+ * the median of the rounds'.
  */
 final class ThroughputRun {
 
 	private final BenchSettings settings;
 
-	private final ServerStatus status;
-
 	private final String runId;
 
-	ThroughputRun(BenchSettings settings, ServerStatus status, String runId) {
+	ThroughputRun(BenchSettings settings, String runId) {
 		this.settings = settings;
-		this.status = status;
 		this.runId = runId;
 	}
 
-	Measurement measure(Scenario scenario, ContenderKind kind) throws Exception {
+	/** The warm-up of later rounds: the code is compiled by then, the pool and caches are new. */
+	private static final Duration REWARM = Duration.ofMillis(300);
+
+	/** Measures one round of a scenario for a contender. */
+	Outcome round(Scenario scenario, ContenderKind kind, int round) throws Exception {
 		try (HikariDataSource pool = this.settings.openPool("bench-" + kind.name());
 				LockContender contender = kind.create(pool, true)) {
-			String prefix = this.runId + "-s" + scenario.number;
-			window(new CycleLoop(contender, scenario.threads, scenario.keys(prefix + "w"), 0), this.settings.warmup());
+			String prefix = this.runId + "-s" + scenario.number + "r" + round;
+			Duration warmup = (round == 1) ? this.settings.warmup() : min(REWARM, this.settings.warmup());
+			window(new CycleLoop(contender, scenario.threads, scenario.keys(prefix + "w"), 0), warmup);
 			CycleLoop measured = new CycleLoop(contender, scenario.threads, scenario.keys(prefix), 0);
-			ServerStatus.Snapshot before = this.status.snapshot();
-			Outcome outcome = window(measured, this.settings.measure());
-			ServerStatus.Snapshot after = this.status.snapshot();
-			long cycles = outcome.cycles();
-			return new Measurement(scenario, kind, 1, scenario.threads, cycles, this.settings.measure().toNanos() / 1e9,
-					outcome.latencies.percentileMillis(0.5), outcome.latencies.percentileMillis(0.99),
-					(cycles > 0) ? before.questionsUntil(after) / (double) cycles : Double.NaN,
-					before.mixUntil(after, cycles), outcome.errors, outcome.firstError, null);
+			StatementCounts before = StatementCounts.read(pool, this.settings.poolSize());
+			Outcome outcome = window(measured, this.settings.measure().dividedBy(this.settings.rounds()));
+			outcome.statements = StatementCounts.read(pool, this.settings.poolSize()).since(before);
+			return outcome;
 		}
+	}
+
+	static Measurement measurement(Scenario scenario, ContenderKind kind, List<Outcome> rounds) {
+		Outcome outcome = new Outcome(0);
+		double[] rates = new double[rounds.size()];
+		for (int i = 0; i < rates.length; i++) {
+			outcome.add(rounds.get(i), false);
+			rates[i] = rounds.get(i).cycles() / rounds.get(i).seconds();
+		}
+		Arrays.sort(rates);
+		double median = (rates[(rates.length - 1) / 2] + rates[rates.length / 2]) / 2;
+		long cycles = outcome.cycles();
+		return new Measurement(scenario, kind, 1, scenario.threads, cycles, outcome.seconds(), median,
+				outcome.latencies.percentileMillis(0.5), outcome.latencies.percentileMillis(0.99),
+				(cycles > 0) ? outcome.statements.questions() / (double) cycles : Double.NaN,
+				outcome.statements.mixPerCycle(cycles), outcome.errors, outcome.firstError, null);
+	}
+
+	private static Duration min(Duration a, Duration b) {
+		return (a.compareTo(b) <= 0) ? a : b;
 	}
 
 	private static Outcome window(CycleLoop loop, Duration length) throws InterruptedException {

@@ -56,8 +56,8 @@ public enum ContenderKind {
 	/**
 	 * Creates the contender over a data source.
 	 * @param dataSource the pool it uses
-	 * @param prepare whether to create its table if absent and empty it (the coordinating
-	 * process does, the hot-key workers do not)
+	 * @param prepare whether to create its table if absent and delete what earlier runs
+	 * left in it (the coordinating process does, the hot-key workers do not)
 	 * @return the contender
 	 */
 	public LockContender create(DataSource dataSource, boolean prepare) {

@@ -31,7 +31,8 @@ final class DbLockAnnotationContender implements LockContender {
 		this.context.getEnvironment()
 			.getPropertySources()
 			.addFirst(new MapPropertySource("bench", Map.of("db-lock.table-name", DbLockTemplateContender.TABLE,
-					"db-lock.schema.migrate", "false")));
+					"db-lock.schema.migrate", "false", "db-lock.default-wait", LockTimes.WAIT.toString(),
+					"db-lock.default-lease", LockTimes.LEASE.toString())));
 		this.context.registerBean(DataSource.class, () -> dataSource);
 		this.context.register(DbLockConfiguration.class, LockedSection.class);
 		this.context.refresh();

@@ -15,7 +15,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
- * db-lock through {@link DbLockTemplate}, built by hand as the auto-configuration would.
+ * db-lock through {@link DbLockTemplate}, built by hand as the auto-configuration would,
+ * with the default wait and lease (a lease renewed while held).
  */
 final class DbLockTemplateContender extends AcquireReleaseContender<LockHandle> {
 
@@ -28,7 +29,9 @@ final class DbLockTemplateContender extends AcquireReleaseContender<LockHandle> 
 		SqlDialect dialect = SqlDialects.detect(dataSource, TABLE);
 		if (prepare) {
 			new DbLockSchemaMigration(dataSource, dialect).afterPropertiesSet();
-			new JdbcTemplate(dataSource).update("DELETE FROM " + TABLE);
+			// what crashed runs left; a run in progress elsewhere keeps its rows (keys are per run)
+			new JdbcTemplate(dataSource)
+				.update("DELETE FROM " + TABLE + " WHERE expires_at < " + dialect.now() + " - INTERVAL 1 HOUR");
 		}
 		LockEngine engine = new LockEngine(new JdbcLockRepository(dataSource, dialect), LockTimes.BACKOFF);
 		this.template = new DbLockTemplate(engine, "", LockTimes.WAIT, LockTimes.LEASE);

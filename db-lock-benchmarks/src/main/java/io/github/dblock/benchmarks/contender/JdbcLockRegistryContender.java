@@ -36,7 +36,8 @@ final class JdbcLockRegistryContender extends AcquireReleaseContender<Lock> {
 		if (prepare) {
 			JdbcTemplate jdbc = new JdbcTemplate(dataSource);
 			jdbc.execute(lockTableDdl());
-			jdbc.update("DELETE FROM " + PREFIX + "LOCK");
+			// what crashed runs left (the registry writes its own clock's time: a day's margin)
+			jdbc.update("DELETE FROM " + PREFIX + "LOCK WHERE CREATED_DATE < NOW(6) - INTERVAL 1 DAY");
 		}
 		this.repository = new DefaultLockRepository(dataSource);
 		this.repository.setPrefix(PREFIX);

@@ -13,11 +13,9 @@ final class LockTimes {
 
 	static final long WAIT_MS = 10_000;
 
-	static final long LEASE_MS = 30_000;
-
 	static final Duration WAIT = Duration.ofMillis(WAIT_MS);
 
-	static final Duration LEASE = Duration.ofMillis(LEASE_MS);
+	static final Duration LEASE = Duration.ofSeconds(30);
 
 	/** db-lock's default back-off; the contenders without a wait of their own spin with it too. */
 	static final Backoff BACKOFF = defaultBackoff();

@@ -4,7 +4,9 @@ import io.github.dblock.DbLock;
 
 /**
  * The bean whose {@link DbLock} method the annotation contender calls through its Spring
- * proxy.
+ * proxy. Wait and lease are the configured defaults ({@code db-lock.default-wait} and
+ * {@code db-lock.default-lease}, set to {@link LockTimes}), as the template contender's
+ * are: a lease renewed while held, the usage db-lock recommends.
  */
 public class LockedSection {
 
@@ -13,7 +15,7 @@ public class LockedSection {
 	 * @param key the lock key
 	 * @param criticalSection the section
 	 */
-	@DbLock(name = "bench", key = "#key", waitMs = LockTimes.WAIT_MS, leaseMs = LockTimes.LEASE_MS)
+	@DbLock(name = "bench", key = "#key")
 	public void run(String key, Runnable criticalSection) {
 		criticalSection.run();
 	}

@@ -1,5 +1,7 @@
 package io.github.dblock.benchmarks.contender;
 
+import java.time.Duration;
+
 import javax.sql.DataSource;
 
 import net.javacrumbs.shedlock.core.ClockProvider;
@@ -34,7 +36,8 @@ final class ShedLockContender extends AcquireReleaseContender<SimpleLock> {
 		JdbcTemplate jdbc = new JdbcTemplate(dataSource);
 		if (prepare) {
 			jdbc.execute(DDL);
-			jdbc.update("DELETE FROM " + TABLE);
+			// ShedLock keeps a row per name: drop those of runs an hour ago and more
+			jdbc.update("DELETE FROM " + TABLE + " WHERE lock_until < UTC_TIMESTAMP(3) - INTERVAL 1 HOUR");
 		}
 		this.provider = new JdbcTemplateLockProvider(JdbcTemplateLockProvider.Configuration.builder()
 			.withJdbcTemplate(jdbc)
@@ -46,7 +49,7 @@ final class ShedLockContender extends AcquireReleaseContender<SimpleLock> {
 	@Override
 	@Nullable SimpleLock acquire(String key) throws Exception {
 		return SpinWait.until(() -> this.provider
-			.lock(new LockConfiguration(ClockProvider.now(), key, LockTimes.LEASE, java.time.Duration.ZERO))
+			.lock(new LockConfiguration(ClockProvider.now(), key, LockTimes.LEASE, Duration.ZERO))
 			.orElse(null));
 	}
 
