@@ -3,6 +3,7 @@ package io.github.dblock.core;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -28,8 +29,8 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * that one of them at a time talks to the database about the key, and a local release
  * hands the key to the next local waiter at once; the one at the head of the queue polls
  * the database with {@link Backoff} until it acquires or its wait runs out. A renewed
- * lease is extended by a watchdog on one shared scheduler thread; a lease found lost is
- * marked so at once and logged at ERROR.
+ * lease is extended by a watchdog: one thread whose periodic sweep renews every lease that
+ * is due; a lease found lost is marked so at once and logged at ERROR.
  * <p>
  * When a renewed lease is released while another thread of this JVM waits for its key,
  * the lease passes to that thread without a statement: the row stays, the watchdog goes
@@ -58,6 +59,13 @@ public final class LockEngine implements AutoCloseable {
 	private final ConcurrentHashMap<String, LocalKey> localKeys = new ConcurrentHashMap<>();
 
 	private final ScheduledThreadPoolExecutor watchdog;
+
+	/** Renewed leases, visited by one periodic sweep of the watchdog thread. */
+	private final Set<Leased> renewing = ConcurrentHashMap.newKeySet();
+
+	private volatile long sweepTick = Long.MAX_VALUE;
+
+	private @Nullable ScheduledFuture<?> sweeper;
 
 	/**
 	 * Creates an engine that renews leases every third of their length.
@@ -207,10 +215,8 @@ public final class LockEngine implements AutoCloseable {
 			if (acquired != null) {
 				Leased leased = new Leased(local, acquired, request, sentAt);
 				if (request.renewed()) {
-					long period = (this.renewInterval != null) ? this.renewInterval.toNanos()
-							: request.lease().toNanos() / 3;
-					leased.renewal = this.watchdog.scheduleAtFixedRate(() -> renew(leased), period, period,
-							TimeUnit.NANOSECONDS);
+					watch(leased, (this.renewInterval != null) ? this.renewInterval.toNanos()
+							: request.lease().toNanos() / 3);
 				}
 				return new Hold(leased, request, 0);
 			}
@@ -231,11 +237,46 @@ public final class LockEngine implements AutoCloseable {
 		}
 	}
 
-	private void renew(Leased leased) {
-		if (leased.released || leased.lostSince != null) {
-			return;
+	/** Renews a lease every {@code period} from now on, in the watchdog's sweep. */
+	private void watch(Leased leased, long period) {
+		leased.renewalPeriod = period;
+		leased.nextRenewal = System.nanoTime() + period;
+		this.renewing.add(leased);
+		// sweep often enough that no lease waits more than a quarter period past its renewal
+		long tick = Math.max(period / 4, TimeUnit.MILLISECONDS.toNanos(1));
+		if (tick < this.sweepTick) {
+			synchronized (this) {
+				if (tick < this.sweepTick) {
+					ScheduledFuture<?> previous = this.sweeper;
+					if (previous != null) {
+						previous.cancel(false);
+					}
+					this.sweepTick = tick;
+					this.sweeper = this.watchdog.scheduleWithFixedDelay(this::sweep, tick, tick, TimeUnit.NANOSECONDS);
+				}
+			}
 		}
+	}
+
+	private void sweep() {
+		for (Leased leased : this.renewing) {
+			try {
+				if (leased.released || leased.lostSince != null) {
+					this.renewing.remove(leased);
+				}
+				else if (System.nanoTime() - leased.nextRenewal >= 0) {
+					renew(leased);
+				}
+			}
+			catch (RuntimeException ex) {
+				logger.error("Watchdog failed on lock '" + leased.lease.key() + "'", ex);
+			}
+		}
+	}
+
+	private void renew(Leased leased) {
 		long sentAt = System.nanoTime();
+		leased.nextRenewal = sentAt + leased.renewalPeriod;
 		try {
 			Optional<Instant> renewed = this.repository.renew(leased.lease, leased.duration);
 			if (renewed.isPresent()) {
@@ -264,7 +305,7 @@ public final class LockEngine implements AutoCloseable {
 			}
 			leased.lostSince = Instant.now();
 		}
-		leased.cancelRenewal();
+		this.renewing.remove(leased);
 		logger.error("Lost lock '" + leased.lease.key() + "' (owner " + leased.lease.owner() + ", token "
 				+ leased.lease.token() + ") at " + leased.lostSince + ": " + reason + "; another owner may hold it now");
 	}
@@ -322,7 +363,7 @@ public final class LockEngine implements AutoCloseable {
 	/** Ends a lease in the database. */
 	private void end(Leased leased, Duration minimumHold) {
 		leased.released = true;
-		leased.cancelRenewal();
+		this.renewing.remove(leased);
 		Lease lease = leased.lease;
 		try {
 			if (!this.repository.release(lease, minimumHold)) {
@@ -367,7 +408,10 @@ public final class LockEngine implements AutoCloseable {
 
 		volatile @Nullable Instant lostSince;
 
-		volatile @Nullable ScheduledFuture<?> renewal;
+		/** Watchdog state: how often, and when next, to renew. */
+		volatile long renewalPeriod;
+
+		volatile long nextRenewal;
 
 		volatile boolean released;
 
@@ -380,13 +424,6 @@ public final class LockEngine implements AutoCloseable {
 			this.duration = request.lease();
 			this.expiresAt = lease.expiresAt();
 			this.localDeadline = sentAt + request.lease().toNanos();
-		}
-
-		void cancelRenewal() {
-			ScheduledFuture<?> future = this.renewal;
-			if (future != null) {
-				future.cancel(false);
-			}
 		}
 
 	}

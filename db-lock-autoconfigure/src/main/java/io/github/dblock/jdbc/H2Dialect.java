@@ -18,7 +18,7 @@ public class H2Dialect extends SqlDialect {
 	 */
 	public H2Dialect(String table) {
 		super("h2", table);
-		this.acquireSql = """
+		this.acquireSql = compact("""
 				SELECT owner, token, expires_at FROM FINAL TABLE (
 				  MERGE INTO %1$s t
 				  USING (VALUES (CAST(? AS VARCHAR(255)), CAST(? AS VARCHAR(128)), CAST(? AS BIGINT))) s(k, o, us)
@@ -28,7 +28,7 @@ public class H2Dialect extends SqlDialect {
 				    acquired_at = %2$s, expires_at = %3$s
 				  WHEN NOT MATCHED THEN INSERT (lock_key, owner, token, acquired_at, expires_at)
 				    VALUES (s.k, s.o, NEXT VALUE FOR %1$s_token_seq, %2$s, %3$s))"""
-			.formatted(table(), now(), "DATEADD(MICROSECOND, s.us, " + now() + ")");
+			.formatted(table(), now(), "DATEADD(MICROSECOND, s.us, " + now() + ")"));
 	}
 
 	@Override

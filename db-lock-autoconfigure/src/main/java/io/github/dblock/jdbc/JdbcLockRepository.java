@@ -17,13 +17,16 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.AbstractPlatformTransactionManager;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * {@link LockRepository} over JDBC. Each statement runs with {@code NOT_SUPPORTED}
- * propagation: a caller's transaction on the same data source is suspended, the statement
- * runs on a connection of its own in autocommit and commits alone, so neither a slow nor
- * a rolled-back caller transaction touches a lock. A deadlock, lock-wait timeout or
+ * {@link LockRepository} over JDBC. Each statement runs on a pooled connection of its own
+ * in autocommit and commits alone. Where the calling thread has a Spring transaction, it
+ * runs with {@code NOT_SUPPORTED} propagation: the caller's transaction is suspended, so
+ * neither a slow nor a rolled-back caller transaction touches a lock (and no lock
+ * connection is tied to the caller's transaction); elsewhere it runs as it is, with no
+ * transaction machinery on the way. A deadlock, lock-wait timeout or
  * duplicate key reported by the database counts as an attempt that did not acquire.
  */
 public class JdbcLockRepository implements LockRepository {
@@ -34,6 +37,8 @@ public class JdbcLockRepository implements LockRepository {
 	private static final int WRITE_ATTEMPTS = 3;
 
 	private static final Log logger = LogFactory.getLog(JdbcLockRepository.class);
+
+	private final DataSource dataSource;
 
 	private final JdbcTemplate jdbc;
 
@@ -47,6 +52,7 @@ public class JdbcLockRepository implements LockRepository {
 	 * @param dialect the SQL of its database, naming the lock table
 	 */
 	public JdbcLockRepository(DataSource dataSource, SqlDialect dialect) {
+		this.dataSource = dataSource;
 		this.jdbc = new JdbcTemplate(dataSource);
 		DataSourceTransactionManager transactionManager = new DataSourceTransactionManager(dataSource);
 		// no synchronization: the connection goes back to the pool as soon as the statement ends
@@ -101,6 +107,11 @@ public class JdbcLockRepository implements LockRepository {
 	}
 
 	private <T> T outsideTransaction(Function<JdbcTemplate, T> statements) {
+		if (!TransactionSynchronizationManager.isSynchronizationActive()
+				&& !TransactionSynchronizationManager.hasResource(this.dataSource)) {
+			// no transaction on this thread: the statement autocommits on a pooled connection as it is
+			return statements.apply(this.jdbc);
+		}
 		T result = this.outsideTransaction.execute((status) -> statements.apply(this.jdbc));
 		if (result == null) {
 			throw new IllegalStateException("No result from " + this.dialect);

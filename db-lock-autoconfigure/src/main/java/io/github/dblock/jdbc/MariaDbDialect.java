@@ -18,7 +18,7 @@ public class MariaDbDialect extends MySqlFamilyDialect {
 		String expired = "expires_at <= " + now();
 		// ON DUPLICATE KEY UPDATE assigns left to right: expires_at goes last so that each
 		// condition still sees the old lease
-		this.acquireSql = """
+		this.acquireSql = compact("""
 				INSERT INTO %1$s (lock_key, owner, token, acquired_at, expires_at)
 				VALUES (?, ?, NEXTVAL(%1$s_token_seq), %2$s, %4$s)
 				ON DUPLICATE KEY UPDATE
@@ -26,7 +26,7 @@ public class MariaDbDialect extends MySqlFamilyDialect {
 				  owner = IF(%3$s, VALUES(owner), owner),
 				  acquired_at = IF(%3$s, VALUES(acquired_at), acquired_at),
 				  expires_at = IF(%3$s, VALUES(expires_at), expires_at)
-				RETURNING owner, token, expires_at""".formatted(table(), now(), expired, plusMicros(now()));
+				RETURNING owner, token, expires_at""".formatted(table(), now(), expired, plusMicros(now())));
 	}
 
 	@Override

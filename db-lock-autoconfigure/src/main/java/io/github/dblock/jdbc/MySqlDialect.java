@@ -37,9 +37,9 @@ public class MySqlDialect extends MySqlFamilyDialect {
 	 */
 	public MySqlDialect(String table) {
 		super("mysql", table);
-		this.insertSql = """
+		this.insertSql = compact("""
 				INSERT INTO %1$s (lock_key, owner, acquired_at, expires_at)
-				VALUES (?, ?, %2$s, %3$s)""".formatted(table(), now(), plusMicros(now()));
+				VALUES (?, ?, %2$s, %3$s)""".formatted(table(), now(), plusMicros(now())));
 		this.deleteExpiredKeySql = "DELETE FROM %s WHERE lock_key = ? AND expires_at <= %s".formatted(table(), now());
 	}
 

@@ -18,14 +18,14 @@ public class PostgreSqlDialect extends SqlDialect {
 	 */
 	public PostgreSqlDialect(String table) {
 		super("postgresql", table);
-		this.acquireSql = """
+		this.acquireSql = compact("""
 				INSERT INTO %1$s AS l (lock_key, owner, token, acquired_at, expires_at)
 				VALUES (?, ?, nextval('%1$s_token_seq'), %2$s, %3$s)
 				ON CONFLICT (lock_key) DO UPDATE SET
 				  owner = EXCLUDED.owner, token = EXCLUDED.token,
 				  acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at
 				WHERE l.expires_at <= %2$s
-				RETURNING owner, token, expires_at""".formatted(table(), now(), plusMicros(now()));
+				RETURNING owner, token, expires_at""".formatted(table(), now(), plusMicros(now())));
 	}
 
 	@Override
