@@ -14,6 +14,7 @@ import io.github.dblock.jdbc.SqlDialects;
 
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
@@ -98,6 +99,12 @@ public final class DbLockAutoConfiguration {
 		// bound from the environment: advisors are created before configuration properties beans may be
 		int order = environment.getProperty("db-lock.order", Integer.class, new DbLockProperties().getOrder());
 		return new DbLockAdvisor(template::getObject, beanFactory, order);
+	}
+
+	@Bean
+	@ConditionalOnClass(name = "org.springframework.transaction.interceptor.BeanFactoryTransactionAttributeSourceAdvisor")
+	static DbLockOrderCheck dbLockOrderCheck(ListableBeanFactory beanFactory) {
+		return new DbLockOrderCheck(beanFactory);
 	}
 
 	/**

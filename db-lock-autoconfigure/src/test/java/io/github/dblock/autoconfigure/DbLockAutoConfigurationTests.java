@@ -212,6 +212,22 @@ class DbLockAutoConfigurationTests {
 	}
 
 	@Test
+	void aTransactionAdvisorOutsideTheLockIsReportedAtStartUp(CapturedOutput output) {
+		this.contextRunner.withPropertyValues("db-lock.order=" + Integer.MAX_VALUE).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(output).contains("@Transactional (order " + Integer.MAX_VALUE + ") runs outside @DbLock");
+		});
+	}
+
+	@Test
+	void theDefaultOrderRunsTheLockOutsideTransactions(CapturedOutput output) {
+		this.contextRunner.run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(output).doesNotContain("runs outside @DbLock");
+		});
+	}
+
+	@Test
 	void keysAreEvaluatedWithSpringExpressions() {
 		this.contextRunner.withUserConfiguration(Locked.class).run((context) -> {
 			LockedService locked = context.getBean(LockedService.class);
