@@ -28,9 +28,10 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -95,7 +96,7 @@ public final class DbLockAutoConfiguration {
 	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
 	@ConditionalOnMissingBean
 	static DbLockAdvisor dbLockAdvisor(ObjectProvider<DbLockTemplate> template, BeanFactory beanFactory,
-			org.springframework.core.env.Environment environment) {
+			Environment environment) {
 		// bound from the environment: advisors are created before configuration properties beans may be
 		int order = environment.getProperty("db-lock.order", Integer.class, new DbLockProperties().getOrder());
 		return new DbLockAdvisor(template::getObject, beanFactory, order);
