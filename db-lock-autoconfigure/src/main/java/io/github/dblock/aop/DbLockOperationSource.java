@@ -122,7 +122,6 @@ final class DbLockOperationSource {
 	private static DbLockOperation.Fallback findFallback(String name, Method method, Class<?> targetClass,
 			String description) {
 		Class<?>[] parameters = method.getParameterTypes();
-		Class<?>[] withException = Arrays.copyOf(parameters, parameters.length + 1);
 		for (Method candidate : ReflectionUtils.getUniqueDeclaredMethods(targetClass)) {
 			if (!candidate.getName().equals(name) || Modifier.isStatic(candidate.getModifiers())
 					|| !ClassUtils.resolvePrimitiveIfNecessary(method.getReturnType())
@@ -133,9 +132,8 @@ final class DbLockOperationSource {
 			if (Arrays.equals(types, parameters)) {
 				return accessible(candidate, false);
 			}
-			withException[parameters.length] = (types.length > 0) ? types[types.length - 1] : Void.class;
-			if (Arrays.equals(types, withException)
-					&& types[types.length - 1].isAssignableFrom(LockAcquisitionException.class)) {
+			if (types.length == parameters.length + 1 && Arrays.equals(Arrays.copyOf(types, parameters.length), parameters)
+					&& types[parameters.length].isAssignableFrom(LockAcquisitionException.class)) {
 				return accessible(candidate, true);
 			}
 		}
