@@ -1,22 +1,50 @@
 package io.github.dblock.jdbc;
 
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
+import java.util.Objects;
+import java.util.Optional;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.DataIntegrityViolationException;
+import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.jdbc.support.GeneratedKeyHolder;
+import org.springframework.jdbc.support.KeyHolder;
+
 /**
- * What MySQL and MariaDB share: {@code DATETIME(6)} columns in UTC written from
- * {@code UTC_TIMESTAMP(6)}, independent of the session time zone, and InnoDB's lock
- * errors.
+ * What MySQL and MariaDB share. A plain {@code INSERT} takes a free key: the cheapest
+ * statement InnoDB has, and its {@code AUTO_INCREMENT} column gives the fencing token in
+ * the reply, persisted across restarts (MySQL 8.0, MariaDB 10.2.4 and later). On a
+ * duplicate key, a {@code DELETE} that checks expiry with {@code UTC_TIMESTAMP(6)} removes
+ * an expired lease and the insert is tried once more. Times are {@code DATETIME(6)} in UTC,
+ * independent of the session time zone. Neither database returns values from an
+ * {@code INSERT} in its reply, so the lease end reported to the caller is the database's
+ * time estimated from an offset measured once, rounded down; the database alone decides
+ * expiry.
  */
 abstract class MySqlFamilyDialect extends SqlDialect {
 
+	/** ER_DUP_ENTRY. */
+	private static final int DUPLICATE_KEY = 1062;
+
+	private final String insertSql;
+
+	private final String deleteExpiredKeySql;
+
+	private volatile @Nullable Duration clockOffset;
+
 	MySqlFamilyDialect(String name, String table) {
 		super(name, table);
+		this.insertSql = "INSERT INTO %s (lock_key, owner, acquired_at, expires_at) VALUES (?, ?, %s, %s)"
+			.formatted(table(), now(), plusMicros(now()));
+		this.deleteExpiredKeySql = "DELETE FROM %s WHERE lock_key = ? AND expires_at <= %s".formatted(table(), now());
 	}
 
 	@Override
@@ -34,6 +62,55 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 		return "DELETE FROM " + table + " WHERE expires_at <= " + now() + " LIMIT ?";
 	}
 
+	@Override
+	protected String acquireSql() {
+		return this.insertSql;
+	}
+
+	@Override
+	public Optional<Lease> tryAcquire(JdbcOperations jdbc, String key, String owner, Duration lease) {
+		Duration offset = clockOffset(jdbc);
+		Lease inserted = insert(jdbc, key, owner, lease, offset);
+		if (inserted == null && jdbc.update(this.deleteExpiredKeySql, key) == 1) {
+			inserted = insert(jdbc, key, owner, lease, offset);
+		}
+		return Optional.ofNullable(inserted);
+	}
+
+	/** The new lease, or {@code null} if the key has a row. */
+	private @Nullable Lease insert(JdbcOperations jdbc, String key, String owner, Duration lease, Duration offset) {
+		Instant sentAt = Instant.now();
+		KeyHolder keys = new GeneratedKeyHolder();
+		try {
+			jdbc.update((con) -> {
+				PreparedStatement ps = con.prepareStatement(this.insertSql, Statement.RETURN_GENERATED_KEYS);
+				ps.setString(1, key);
+				ps.setString(2, owner);
+				ps.setLong(3, micros(lease));
+				return ps;
+			}, keys);
+		}
+		catch (DataIntegrityViolationException ex) {
+			if (hasErrorCode(ex, DUPLICATE_KEY)) {
+				return null;
+			}
+			throw ex;
+		}
+		long token = Objects.requireNonNull(keys.getKey(), "no generated token").longValue();
+		return new Lease(key, owner, token, sentAt.plus(offset).plus(lease));
+	}
+
+	private Duration clockOffset(JdbcOperations jdbc) {
+		Duration offset = this.clockOffset;
+		if (offset == null) {
+			LocalDateTime databaseNow = Objects.requireNonNull(jdbc.queryForObject("SELECT " + now(), LocalDateTime.class));
+			// the database read its clock before this instant: the offset errs towards an earlier lease end
+			offset = Duration.between(Instant.now(), databaseNow.toInstant(ZoneOffset.UTC));
+			this.clockOffset = offset;
+		}
+		return offset;
+	}
+
 	/** InnoDB's lock-wait timeout (1205) and deadlock (1213). */
 	@Override
 	protected boolean isContention(int errorCode, @Nullable String sqlState) {
@@ -43,6 +120,15 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 	@Override
 	protected Instant readInstant(ResultSet rs, String column) throws SQLException {
 		return rs.getObject(column, LocalDateTime.class).toInstant(ZoneOffset.UTC);
+	}
+
+	private static boolean hasErrorCode(Throwable failure, int errorCode) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof SQLException sql && sql.getErrorCode() == errorCode) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 }
