@@ -73,7 +73,7 @@ public final class DbLockAutoConfiguration {
 	LockEngine dbLockEngine(LockRepository repository, DbLockProperties properties) {
 		DbLockProperties.Backoff backoff = properties.getBackoff();
 		return new LockEngine(repository, new Backoff(backoff.getInitial(), backoff.getMax()),
-				properties.getWatchdog().getInterval());
+				properties.getWatchdog().getInterval(), properties.getRelease().isBackground());
 	}
 
 	@Bean

@@ -67,6 +67,8 @@ public class DbLockProperties {
 
 	private final Reaper reaper = new Reaper();
 
+	private final Release release = new Release();
+
 	public boolean isEnabled() {
 		return this.enabled;
 	}
@@ -133,6 +135,10 @@ public class DbLockProperties {
 
 	public Watchdog getWatchdog() {
 		return this.watchdog;
+	}
+
+	public Release getRelease() {
+		return this.release;
 	}
 
 	public Reaper getReaper() {
@@ -211,6 +217,30 @@ public class DbLockProperties {
 
 		public void setInterval(@Nullable Duration interval) {
 			this.interval = interval;
+		}
+
+	}
+
+	/**
+	 * How a released lock's row is deleted.
+	 */
+	public static class Release {
+
+		/**
+		 * Whether a background thread deletes released locks' rows, so that releasing does
+		 * not wait for a commit and concurrent releases share one statement. The key stays
+		 * taken in the database until then (about one statement's time); this application's
+		 * own threads get it at once. A lease that may have ended, and one with a minimum
+		 * hold, is always released before the release returns.
+		 */
+		private boolean background = true;
+
+		public boolean isBackground() {
+			return this.background;
+		}
+
+		public void setBackground(boolean background) {
+			this.background = background;
 		}
 
 	}

@@ -11,6 +11,12 @@ import org.jspecify.annotations.Nullable;
  * lease it held) directly: the choice of the next thread and the hand-over happen
  * together, so a waiter that gives up at that moment either gets the gate or is out of the
  * queue, never in between.
+ * <p>
+ * A thread may also leave the gate <em>later</em>: {@link #handOnOrRelease} marks the gate
+ * as being released when nobody waits, and another thread then hands it on or leaves it.
+ * While it is being released, a thread that would not wait at all ({@code nanos <= 0})
+ * still queues, to learn the outcome: it passes if it is the next in line, and is refused
+ * if the gate goes to a thread ahead of it.
  *
  * @param <T> what a leaving thread hands on
  */
@@ -20,10 +26,14 @@ final class LocalGate<T> {
 
 	private boolean taken;
 
+	/** Taken by a holder that is gone; another thread will hand the gate on or leave it. */
+	private boolean releasing;
+
 	/**
-	 * Waits up to {@code nanos} to pass.
+	 * Waits up to {@code nanos} to pass; with {@code nanos <= 0}, passes only if the gate is
+	 * free or, once it is released, this thread is the next in line.
 	 * @return what the previous thread handed on ({@link Passage#handedOn()} may be
-	 * {@code null}), or {@code null} if the time ran out
+	 * {@code null}), or {@code null} if the time ran out or the gate went to another thread
 	 * @throws InterruptedException if interrupted while waiting (not once passed)
 	 */
 	@Nullable Passage<T> enter(long nanos) throws InterruptedException {
@@ -33,19 +43,20 @@ final class LocalGate<T> {
 				this.taken = true;
 				return new Passage<>(null);
 			}
-			if (nanos <= 0) {
+			if (nanos <= 0 && !this.releasing) {
 				return null;
 			}
-			waiter = new Waiter<>(Thread.currentThread());
+			waiter = new Waiter<>(Thread.currentThread(), nanos <= 0);
 			this.waiters.addLast(waiter);
 		}
 		long deadline = System.nanoTime() + nanos;
 		while (true) {
-			if (waiter.passage != null) {
-				return waiter.passage;
+			Passage<T> passage = waiter.passage;
+			if (passage != null) {
+				return (passage == REFUSED) ? null : passage;
 			}
 			boolean interrupted = Thread.interrupted();
-			long remaining = deadline - System.nanoTime();
+			long remaining = waiter.untilReleased ? Long.MAX_VALUE : deadline - System.nanoTime();
 			if (interrupted || remaining <= 0) {
 				synchronized (this) {
 					if (waiter.passage == null) {
@@ -56,11 +67,15 @@ final class LocalGate<T> {
 						return null;
 					}
 				}
+				Passage<T> passed = waiter.passage;
 				if (interrupted) {
+					if (passed == REFUSED) {
+						throw new InterruptedException();
+					}
 					// passed at the same moment: keep the gate, and the interrupt for the caller
 					Thread.currentThread().interrupt();
 				}
-				return waiter.passage;
+				return (passed == REFUSED) ? null : passed;
 			}
 			LockSupport.parkNanos(this, remaining);
 		}
@@ -71,32 +86,65 @@ final class LocalGate<T> {
 	 * @return whether a waiter took them; if not, the gate stays taken by the caller
 	 */
 	boolean handOn(T handedOn) {
-		Waiter<T> next;
 		synchronized (this) {
-			next = this.waiters.pollFirst();
-			if (next == null) {
+			if (this.waiters.isEmpty()) {
 				return false;
 			}
-			next.passage = new Passage<>(handedOn);
+			pass(handedOn);
 		}
-		LockSupport.unpark(next.thread);
 		return true;
+	}
+
+	/**
+	 * Passes the gate and {@code handedOn} to the next waiter if there is one; if not, marks
+	 * the gate as being released: the caller is gone, and another thread will
+	 * {@link #handOn} or {@link #leave} for it.
+	 * @return whether a waiter took them
+	 */
+	boolean handOnOrRelease(T handedOn) {
+		synchronized (this) {
+			if (handOn(handedOn)) {
+				return true;
+			}
+			this.releasing = true;
+			return false;
+		}
 	}
 
 	/**
 	 * Leaves the gate: the next waiter passes, with nothing handed on.
 	 */
 	void leave() {
-		Waiter<T> next;
 		synchronized (this) {
-			next = this.waiters.pollFirst();
-			if (next == null) {
+			if (this.waiters.isEmpty()) {
 				this.taken = false;
+				this.releasing = false;
 				return;
 			}
-			next.passage = new Passage<>(null);
+			pass(null);
 		}
+	}
+
+	/** Passes the gate to the first waiter; refuses those after it that would not wait. */
+	private void pass(@Nullable T handedOn) {
+		Waiter<T> next = this.waiters.removeFirst();
+		next.passage = new Passage<>(handedOn);
 		LockSupport.unpark(next.thread);
+		if (this.releasing) {
+			this.releasing = false;
+			this.waiters.removeIf((waiter) -> {
+				if (waiter.untilReleased) {
+					waiter.passage = refused();
+					LockSupport.unpark(waiter.thread);
+				}
+				return waiter.untilReleased;
+			});
+		}
+	}
+
+	@SuppressWarnings("unchecked")
+	private static <T> Passage<T> refused() {
+		return (Passage<T>) REFUSED;
 	}
 
 	/**
@@ -108,14 +156,21 @@ final class LocalGate<T> {
 	record Passage<T>(@Nullable T handedOn) {
 	}
 
+	/** What a waiter that would not wait gets when the gate goes to a thread ahead of it. */
+	private static final Passage<?> REFUSED = new Passage<>(null);
+
 	private static final class Waiter<T> {
 
 		final Thread thread;
 
+		/** Waits only for the gate's release to end, however long that takes. */
+		final boolean untilReleased;
+
 		volatile @Nullable Passage<T> passage;
 
-		Waiter(Thread thread) {
+		Waiter(Thread thread, boolean untilReleased) {
 			this.thread = thread;
+			this.untilReleased = untilReleased;
 		}
 
 	}

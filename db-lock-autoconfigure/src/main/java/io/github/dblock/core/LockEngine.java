@@ -2,6 +2,8 @@ package io.github.dblock.core;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -32,12 +34,23 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * lease is extended by a watchdog: one thread whose periodic sweep renews every lease that
  * is due; a lease found lost is marked so at once and logged at ERROR.
  * <p>
- * When a renewed lease is released while another thread of this JVM waits for its key,
- * the lease passes to that thread without a statement: the row stays, the watchdog goes
- * on renewing it, and the new holder's fencing token is the database's token followed by
- * a local sequence (the database token shifted left by 16 bits, plus the hand-off count),
- * so tokens still increase with every acquisition. After 65,535 hand-offs the lease is
- * released to the database.
+ * When a lease is released while another thread of this JVM waits for its key, the lease
+ * passes to that thread: the row stays, and the new holder's fencing token is the
+ * database's token followed by a local sequence (the database token shifted left by 16
+ * bits, plus the hand-off count), so tokens still increase with every acquisition. A
+ * renewed lease passes to a renewed request of the same length without a statement (the
+ * watchdog goes on renewing it); any other request extends the row to its own lease with
+ * one update. After 65,535 hand-offs the lease is released to the database.
+ * <p>
+ * Releases go to the database in the background: {@link LockHandle#close()} returns at
+ * once, and one thread deletes the rows of every lease released meanwhile in one
+ * statement, so that a releasing thread does not wait for a commit and concurrent
+ * releases share one. Until its row is deleted a key stays taken; a thread of this JVM
+ * that asks for it meanwhile takes the lease over as above, and one that would not wait
+ * learns the outcome first. A lease whose end this JVM cannot rule out (its time has
+ * passed on the local clock, or it was found lost), and one with a minimum hold, is
+ * released before {@code close()} returns, so that a lost lease is reported to its
+ * holder.
  */
 public final class LockEngine implements AutoCloseable {
 
@@ -47,6 +60,9 @@ public final class LockEngine implements AutoCloseable {
 	private static final int HANDOFF_BITS = 16;
 
 	private static final int MAX_HANDOFFS = (1 << HANDOFF_BITS) - 1;
+
+	/** The most leases ended by one statement. */
+	private static final int RELEASE_BATCH = 128;
 
 	private final LockRepository repository;
 
@@ -67,6 +83,9 @@ public final class LockEngine implements AutoCloseable {
 
 	private @Nullable ScheduledFuture<?> sweeper;
 
+	/** Ends released leases in the background, or {@code null} to end them at once. */
+	private final @Nullable BatchWorker<Leased> releases;
+
 	/**
 	 * Creates an engine that renews leases every third of their length.
 	 * @param repository where leases are kept
@@ -84,6 +103,20 @@ public final class LockEngine implements AutoCloseable {
 	 * of the lease
 	 */
 	public LockEngine(LockRepository repository, Backoff backoff, @Nullable Duration renewInterval) {
+		this(repository, backoff, renewInterval, true);
+	}
+
+	/**
+	 * Creates an engine.
+	 * @param repository where leases are kept
+	 * @param backoff the pauses between attempts on a held key
+	 * @param renewInterval how often the watchdog renews a lease; {@code null} for a third
+	 * of the lease
+	 * @param releaseInBackground whether released leases are deleted by a background thread
+	 * (see the class description) rather than before {@link LockHandle#close()} returns
+	 */
+	public LockEngine(LockRepository repository, Backoff backoff, @Nullable Duration renewInterval,
+			boolean releaseInBackground) {
 		if (renewInterval != null && (renewInterval.isNegative() || renewInterval.isZero())) {
 			throw new IllegalArgumentException("Renewal interval must be positive, got " + renewInterval);
 		}
@@ -94,6 +127,9 @@ public final class LockEngine implements AutoCloseable {
 		threads.setDaemon(true);
 		this.watchdog = new ScheduledThreadPoolExecutor(1, threads);
 		this.watchdog.setRemoveOnCancelPolicy(true);
+		CustomizableThreadFactory releasers = new CustomizableThreadFactory("db-lock-release-");
+		releasers.setDaemon(true);
+		this.releases = releaseInBackground ? new BatchWorker<>(this::endAll, RELEASE_BATCH, releasers) : null;
 	}
 
 	/**
@@ -201,10 +237,14 @@ public final class LockEngine implements AutoCloseable {
 	}
 
 	/**
-	 * Stops the watchdog. Leases still held end at their expiry.
+	 * Ends the leases released so far, then stops the watchdog. Leases still held end at
+	 * their expiry; leases released from now on are ended at once.
 	 */
 	@Override
 	public void close() {
+		if (this.releases != null) {
+			this.releases.close();
+		}
 		this.watchdog.shutdownNow();
 	}
 
@@ -215,8 +255,7 @@ public final class LockEngine implements AutoCloseable {
 			if (acquired != null) {
 				Leased leased = new Leased(local, acquired, request, sentAt);
 				if (request.renewed()) {
-					watch(leased, (this.renewInterval != null) ? this.renewInterval.toNanos()
-							: request.lease().toNanos() / 3);
+					watch(leased, renewalPeriod(request));
 				}
 				return new Hold(leased, request, 0);
 			}
@@ -226,6 +265,10 @@ public final class LockEngine implements AutoCloseable {
 			}
 			TimeUnit.NANOSECONDS.sleep(Math.min(this.backoff.delayNanos(attempt), remaining));
 		}
+	}
+
+	private long renewalPeriod(LockRequest request) {
+		return (this.renewInterval != null) ? this.renewInterval.toNanos() : request.lease().toNanos() / 3;
 	}
 
 	private @Nullable Lease attempt(LockRequest request) {
@@ -326,10 +369,17 @@ public final class LockEngine implements AutoCloseable {
 		Leased leased = hold.leased;
 		LocalKey local = leased.local;
 		local.hold = null;
+		boolean background = false;
 		try {
-			// a local waiter takes a renewed lease over without a statement
-			if (canHandOn(hold) && local.gate.handOn(leased)) {
-				return;
+			if (hold.request.minimumHold().isZero() && leased.isCertainlyHeld()) {
+				// a local waiter takes the lease over; else it ends in the background, which then leaves the gate
+				if (this.releases == null ? local.gate.handOn(leased) : local.gate.handOnOrRelease(leased)) {
+					return;
+				}
+				background = this.releases != null && this.releases.submit(leased);
+				if (background) {
+					return;
+				}
 			}
 			try {
 				end(leased, hold.request.minimumHold());
@@ -339,25 +389,101 @@ public final class LockEngine implements AutoCloseable {
 			}
 		}
 		finally {
-			exit(leased.lease.key(), local);
+			if (!background) {
+				exit(leased.lease.key(), local);
+			}
 		}
 	}
 
-	private static boolean canHandOn(Hold hold) {
-		return hold.request.renewed() && hold.request.minimumHold().isZero() && hold.leased.lostSince == null
-				&& hold.sequence < MAX_HANDOFFS;
+	/** Ends released leases in one statement, in the background; a local waiter takes its key's lease over. */
+	private void endAll(List<Leased> released) {
+		List<Leased> ending = new ArrayList<>(released.size());
+		try {
+			for (Leased leased : released) {
+				if (leased.isCertainlyHeld() && leased.local.gate.handOn(leased)) {
+					exit(leased.lease.key(), leased.local);
+				}
+				else {
+					leased.released = true;
+					this.renewing.remove(leased);
+					ending.add(leased);
+				}
+			}
+			if (!ending.isEmpty()) {
+				endInDatabase(ending);
+			}
+		}
+		finally {
+			for (Leased leased : ending) {
+				leased.local.gate.leave();
+				exit(leased.lease.key(), leased.local);
+			}
+		}
 	}
 
-	/** The next hold of a lease handed on by the previous local holder, if this request can use it. */
+	private void endInDatabase(List<Leased> ending) {
+		List<Lease> leases = new ArrayList<>(ending.size());
+		for (Leased leased : ending) {
+			leases.add(leased.lease);
+		}
+		try {
+			int held = this.repository.releaseAll(leases);
+			if (held < leases.size()) {
+				logger.warn((leases.size() - held) + " of " + leases.size()
+						+ " leases released were gone from the database when their rows were deleted: " + leases);
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not release " + leases.size() + " locks; they stay taken until their leases end: "
+					+ leases, ex);
+		}
+	}
+
+	/**
+	 * The next hold of a lease handed on by the previous local holder, if this request can
+	 * use it: as it is, or extended to the request's lease with one statement.
+	 */
 	private @Nullable Hold takeOver(@Nullable Leased handedOn, LockRequest request) {
 		if (handedOn == null) {
 			return null;
 		}
-		if (request.renewed() && handedOn.lostSince == null && request.lease().equals(handedOn.duration)) {
-			return new Hold(handedOn, request, ++handedOn.handoffs);
+		if (handedOn.isCertainlyHeld() && request.minimumHold().isZero()) {
+			if (request.renewed() && handedOn.renewed && request.lease().equals(handedOn.duration)) {
+				return new Hold(handedOn, request, ++handedOn.handoffs);
+			}
+			Leased extended = extend(handedOn, request);
+			if (extended != null) {
+				return new Hold(extended, request, extended.handoffs);
+			}
 		}
 		end(handedOn, Duration.ZERO);
 		return null;
+	}
+
+	/** The lease extended to the request's, as a new local lease, or {@code null} if it could not be. */
+	private @Nullable Leased extend(Leased handedOn, LockRequest request) {
+		long sentAt = System.nanoTime();
+		Optional<Instant> renewed;
+		try {
+			renewed = this.repository.renew(handedOn.lease, request.lease());
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not extend lock '" + handedOn.lease.key() + "' handed on; releasing it", ex);
+			return null;
+		}
+		if (renewed.isEmpty()) {
+			return null;
+		}
+		handedOn.released = true;
+		this.renewing.remove(handedOn);
+		Lease lease = handedOn.lease;
+		Leased extended = new Leased(handedOn.local, new Lease(lease.key(), lease.owner(), lease.token(), renewed.get()),
+				request, sentAt);
+		extended.handoffs = handedOn.handoffs + 1;
+		if (request.renewed()) {
+			watch(extended, renewalPeriod(request));
+		}
+		return extended;
 	}
 
 	/** Ends a lease in the database. */
@@ -401,6 +527,9 @@ public final class LockEngine implements AutoCloseable {
 
 		final Duration duration;
 
+		/** Whether the watchdog renews it. */
+		final boolean renewed;
+
 		volatile Instant expiresAt;
 
 		/** System.nanoTime() before which the lease cannot have ended: sent time plus lease. */
@@ -416,14 +545,23 @@ public final class LockEngine implements AutoCloseable {
 		volatile boolean released;
 
 		/** Local holders after the first; changed only by the thread that passed the gate. */
-		int handoffs;
+		volatile int handoffs;
 
 		Leased(LocalKey local, Lease lease, LockRequest request, long sentAt) {
 			this.local = local;
 			this.lease = lease;
 			this.duration = request.lease();
+			this.renewed = request.renewed();
 			this.expiresAt = lease.expiresAt();
 			this.localDeadline = sentAt + request.lease().toNanos();
+		}
+
+		/**
+		 * Whether this JVM knows that the lease has not ended: not found lost, within its time
+		 * on the local clock, and able to be handed on once more.
+		 */
+		boolean isCertainlyHeld() {
+			return this.lostSince == null && System.nanoTime() - this.localDeadline < 0 && this.handoffs < MAX_HANDOFFS;
 		}
 
 	}

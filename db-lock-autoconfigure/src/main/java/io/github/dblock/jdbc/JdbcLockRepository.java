@@ -2,6 +2,7 @@ package io.github.dblock.jdbc;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
 
@@ -89,6 +90,11 @@ public class JdbcLockRepository implements LockRepository {
 	@Override
 	public boolean release(Lease lease, Duration minimumHold) {
 		return retryingContention(() -> outsideTransaction((jdbc) -> this.dialect.release(jdbc, lease, minimumHold)));
+	}
+
+	@Override
+	public int releaseAll(List<Lease> leases) {
+		return retryingContention(() -> outsideTransaction((jdbc) -> this.dialect.releaseAll(jdbc, leases)));
 	}
 
 	@Override

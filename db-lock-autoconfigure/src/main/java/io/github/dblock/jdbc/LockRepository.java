@@ -2,6 +2,7 @@ package io.github.dblock.jdbc;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -28,6 +29,22 @@ public interface LockRepository {
 	 * @return whether the lease was still held by this owner
 	 */
 	boolean release(Lease lease, Duration minimumHold);
+
+	/**
+	 * Ends leases at once, each if its owner still holds it with its token, in as few
+	 * statements as the database allows. Keys are distinct.
+	 * @param leases the leases to end
+	 * @return how many were still held by their owner
+	 */
+	default int releaseAll(List<Lease> leases) {
+		int held = 0;
+		for (Lease lease : leases) {
+			if (release(lease, Duration.ZERO)) {
+				held++;
+			}
+		}
+		return held;
+	}
 
 	/**
 	 * Extends the lease, if this owner still holds it with this token, to {@code duration}

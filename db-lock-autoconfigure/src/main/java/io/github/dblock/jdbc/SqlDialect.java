@@ -5,7 +5,10 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.util.Collections;
+import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import org.jspecify.annotations.Nullable;
 
@@ -32,6 +35,9 @@ public abstract class SqlDialect {
 	private final String expiresAtSql;
 
 	private final String deleteExpiredSql;
+
+	/** The statements of {@link #releaseAll}, by the number of leases they end. */
+	private final AtomicReferenceArray<String> releaseAllSql = new AtomicReferenceArray<>(129);
 
 	/**
 	 * Creates a dialect for a lock table.
@@ -129,6 +135,38 @@ public abstract class SqlDialect {
 			return true;
 		}
 		return jdbc.update(this.releaseSql, lease.key(), lease.owner(), lease.token()) == 1;
+	}
+
+	/**
+	 * Ends leases at once, each if its owner still holds it with its token, in one
+	 * statement: a {@code DELETE} of the rows whose key and token are both among the
+	 * leases'. As every acquisition writes a new token, a row matches only with its own key.
+	 * @param jdbc runs the statement
+	 * @param leases the leases, with distinct keys
+	 * @return how many rows were deleted
+	 */
+	public int releaseAll(JdbcOperations jdbc, List<Lease> leases) {
+		if (leases.size() == 1) {
+			return release(jdbc, leases.get(0), Duration.ZERO) ? 1 : 0;
+		}
+		Object[] parameters = new Object[leases.size() * 2];
+		for (int i = 0; i < leases.size(); i++) {
+			parameters[i] = leases.get(i).key();
+			parameters[leases.size() + i] = leases.get(i).token();
+		}
+		return jdbc.update(releaseAllSql(leases.size()), parameters);
+	}
+
+	private String releaseAllSql(int count) {
+		String sql = (count < this.releaseAllSql.length()) ? this.releaseAllSql.get(count) : null;
+		if (sql == null) {
+			String list = String.join(", ", Collections.nCopies(count, "?"));
+			sql = "DELETE FROM " + this.table + " WHERE lock_key IN (" + list + ") AND token IN (" + list + ")";
+			if (count < this.releaseAllSql.length()) {
+				this.releaseAllSql.set(count, sql);
+			}
+		}
+		return sql;
 	}
 
 	/**

@@ -35,6 +35,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * db-lock as a user runs it: two Spring applications (two nodes) on one database, each
@@ -143,7 +144,7 @@ abstract class DbLockApplicationContractTests {
 			status.setRollbackOnly();
 		});
 		assertThat(seenFromNodeB).hasValue(1);
-		assertThat(lockRows("order:7")).isZero();
+		await().atMost(Duration.ofSeconds(10)).until(() -> lockRows("order:7") == 0);
 		assertThat(counter(2)).isZero();
 		try (LockHandle lock = this.nodeB.getBean(DbLockTemplate.class).acquire("order:7", Duration.ZERO, null)) {
 			assertThat(lock.isHeld()).isTrue();

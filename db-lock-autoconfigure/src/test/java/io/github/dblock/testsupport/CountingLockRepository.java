@@ -2,6 +2,7 @@ package io.github.dblock.testsupport;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -46,6 +47,12 @@ public final class CountingLockRepository implements LockRepository {
 	public boolean release(Lease lease, Duration minimumHold) {
 		this.releaseCalls.incrementAndGet();
 		return this.delegate.release(lease, minimumHold);
+	}
+
+	@Override
+	public int releaseAll(List<Lease> leases) {
+		this.releaseCalls.incrementAndGet();
+		return this.delegate.releaseAll(leases);
 	}
 
 	@Override
