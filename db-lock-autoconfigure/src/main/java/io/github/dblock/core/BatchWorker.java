@@ -1,10 +1,12 @@
 package io.github.dblock.core;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 import org.apache.commons.logging.Log;
@@ -13,7 +15,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One daemon thread that does what other threads submit, taking at once everything
- * submitted while it was busy, up to a batch size. It starts on the first submission.
+ * submitted while it was busy or in a short pause after the first submission, up to a
+ * batch size. It starts on the first submission.
  * After {@link #close()} it refuses new work, and what was submitted before is done
  * before {@code close} returns.
  *
@@ -34,6 +37,8 @@ final class BatchWorker<T> implements AutoCloseable {
 
 	private final int batchSize;
 
+	private final long pauseNanos;
+
 	private final ThreadFactory threads;
 
 	private @Nullable Thread thread;
@@ -45,11 +50,13 @@ final class BatchWorker<T> implements AutoCloseable {
 	 * @param work does one batch, in submission order; a failure is logged and the worker
 	 * goes on
 	 * @param batchSize the most pieces of work in one batch
+	 * @param pause how long the worker waits for more work after the first submission
 	 * @param threads makes the worker's thread
 	 */
-	BatchWorker(Consumer<List<T>> work, int batchSize, ThreadFactory threads) {
+	BatchWorker(Consumer<List<T>> work, int batchSize, Duration pause, ThreadFactory threads) {
 		this.work = work;
 		this.batchSize = batchSize;
+		this.pauseNanos = pause.toNanos();
 		this.threads = threads;
 	}
 
@@ -82,6 +89,9 @@ final class BatchWorker<T> implements AutoCloseable {
 			catch (InterruptedException ex) {
 				// only close() stops the worker, after the work submitted before it
 				continue;
+			}
+			if (this.pauseNanos > 0) {
+				LockSupport.parkNanos(this, this.pauseNanos);
 			}
 			this.queue.drainTo(taken, this.batchSize - 1);
 			boolean stop = false;

@@ -12,11 +12,13 @@ import org.jspecify.annotations.Nullable;
  * together, so a waiter that gives up at that moment either gets the gate or is out of the
  * queue, never in between.
  * <p>
- * A thread may also leave the gate <em>later</em>: {@link #handOnOrRelease} marks the gate
- * as being released when nobody waits, and another thread then hands it on or leaves it.
- * While it is being released, a thread that would not wait at all ({@code nanos <= 0})
- * still queues, to learn the outcome: it passes if it is the next in line, and is refused
- * if the gate goes to a thread ahead of it.
+ * A thread may also leave the gate <em>later</em>: when nobody waits,
+ * {@link #handOnOrRelease} leaves what it would hand on pending in the gate, for another
+ * thread to {@link #reclaim} and then hand on or leave the gate. Until it is reclaimed,
+ * the next thread to arrive takes the pending item and the gate at once. Once it is
+ * reclaimed and until the gate is passed on, a thread that would not wait at all
+ * ({@code nanos <= 0}) still queues, to learn the outcome: it passes if it is the next in
+ * line, and is refused if the gate goes to a thread ahead of it.
  *
  * @param <T> what a leaving thread hands on
  */
@@ -26,12 +28,15 @@ final class LocalGate<T> {
 
 	private boolean taken;
 
-	/** Taken by a holder that is gone; another thread will hand the gate on or leave it. */
+	/** Left by a holder that is gone, for the next thread to arrive or {@link #reclaim}. */
+	private @Nullable T pending;
+
+	/** Reclaimed: the thread that did will hand the gate on or leave it. */
 	private boolean releasing;
 
 	/**
 	 * Waits up to {@code nanos} to pass; with {@code nanos <= 0}, passes only if the gate is
-	 * free or, once it is released, this thread is the next in line.
+	 * free, holds a pending item, or, once it is released, this thread is the next in line.
 	 * @return what the previous thread handed on ({@link Passage#handedOn()} may be
 	 * {@code null}), or {@code null} if the time ran out or the gate went to another thread
 	 * @throws InterruptedException if interrupted while waiting (not once passed)
@@ -42,6 +47,11 @@ final class LocalGate<T> {
 			if (!this.taken && this.waiters.isEmpty()) {
 				this.taken = true;
 				return new Passage<>(null);
+			}
+			T left = this.pending;
+			if (left != null) {
+				this.pending = null;
+				return new Passage<>(left);
 			}
 			if (nanos <= 0 && !this.releasing) {
 				return null;
@@ -96,19 +106,31 @@ final class LocalGate<T> {
 	}
 
 	/**
-	 * Passes the gate and {@code handedOn} to the next waiter if there is one; if not, marks
-	 * the gate as being released: the caller is gone, and another thread will
-	 * {@link #handOn} or {@link #leave} for it.
+	 * Passes the gate and {@code handedOn} to the next waiter if there is one; if not, leaves
+	 * {@code handedOn} pending: the caller is gone, and the next thread to arrive takes it,
+	 * unless another thread {@link #reclaim reclaims} it first.
 	 * @return whether a waiter took them
 	 */
-	boolean handOnOrRelease(T handedOn) {
-		synchronized (this) {
-			if (handOn(handedOn)) {
-				return true;
-			}
-			this.releasing = true;
+	synchronized boolean handOnOrRelease(T handedOn) {
+		if (handOn(handedOn)) {
+			return true;
+		}
+		this.pending = handedOn;
+		return false;
+	}
+
+	/**
+	 * Takes back an item left pending, if no thread has taken it: the caller then holds the
+	 * gate for the thread that left it, to {@link #handOn} or {@link #leave}.
+	 * @return whether the item was still pending
+	 */
+	synchronized boolean reclaim(T left) {
+		if (this.pending != left) {
 			return false;
 		}
+		this.pending = null;
+		this.releasing = true;
+		return true;
 	}
 
 	/**
@@ -123,6 +145,14 @@ final class LocalGate<T> {
 			}
 			pass(null);
 		}
+	}
+
+	/**
+	 * How many threads wait to pass.
+	 * @return the number
+	 */
+	synchronized int queued() {
+		return this.waiters.size();
 	}
 
 	/** Passes the gate to the first waiter; refuses those after it that would not wait. */

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -43,11 +44,11 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * one update. After 65,535 hand-offs the lease is released to the database.
  * <p>
  * Releases go to the database in the background: {@link LockHandle#close()} returns at
- * once, and one thread deletes the rows of every lease released meanwhile in one
- * statement, so that a releasing thread does not wait for a commit and concurrent
- * releases share one. Until its row is deleted a key stays taken; a thread of this JVM
- * that asks for it meanwhile takes the lease over as above, and one that would not wait
- * learns the outcome first. A lease whose end this JVM cannot rule out (its time has
+ * once, and one thread, after a pause of 0.1 ms, deletes the rows of every lease released
+ * meanwhile in one statement, so that a releasing thread does not wait for a commit and
+ * concurrent releases share one. Until its row is deleted a key stays taken; a thread of
+ * this JVM that asks for it meanwhile takes the lease over as above, and one that would
+ * not wait learns the outcome first. A lease whose end this JVM cannot rule out (its time has
  * passed on the local clock, or it was found lost), and one with a minimum hold, is
  * released before {@code close()} returns, so that a lost lease is reported to its
  * holder.
@@ -63,6 +64,13 @@ public final class LockEngine implements AutoCloseable {
 
 	/** The most leases ended by one statement. */
 	private static final int RELEASE_BATCH = 128;
+
+	/**
+	 * How long the background thread waits before it ends a released lease: time for more
+	 * releases to share its statement, and for a thread of this JVM to take the lease over,
+	 * short beside the pauses of other nodes polling for the key.
+	 */
+	private static final Duration RELEASE_PAUSE = Duration.ofNanos(100_000);
 
 	private final LockRepository repository;
 
@@ -129,7 +137,7 @@ public final class LockEngine implements AutoCloseable {
 		this.watchdog.setRemoveOnCancelPolicy(true);
 		CustomizableThreadFactory releasers = new CustomizableThreadFactory("db-lock-release-");
 		releasers.setDaemon(true);
-		this.releases = releaseInBackground ? new BatchWorker<>(this::endAll, RELEASE_BATCH, releasers) : null;
+		this.releases = releaseInBackground ? new BatchWorker<>(this::endAll, RELEASE_BATCH, RELEASE_PAUSE, releasers) : null;
 	}
 
 	/**
@@ -369,15 +377,14 @@ public final class LockEngine implements AutoCloseable {
 		Leased leased = hold.leased;
 		LocalKey local = leased.local;
 		local.hold = null;
-		boolean background = false;
 		try {
 			if (hold.request.minimumHold().isZero() && leased.isCertainlyHeld()) {
-				// a local waiter takes the lease over; else it ends in the background, which then leaves the gate
+				// a local waiter takes the lease over; else it ends in the background, unless a thread of this JVM
+				// arrives first and takes it over
 				if (this.releases == null ? local.gate.handOn(leased) : local.gate.handOnOrRelease(leased)) {
 					return;
 				}
-				background = this.releases != null && this.releases.submit(leased);
-				if (background) {
+				if (this.releases != null && (releaseInBackground(leased) || !local.gate.reclaim(leased))) {
 					return;
 				}
 			}
@@ -389,18 +396,44 @@ public final class LockEngine implements AutoCloseable {
 			}
 		}
 		finally {
-			if (!background) {
-				exit(leased.lease.key(), local);
-			}
+			exit(leased.lease.key(), local);
 		}
 	}
 
-	/** Ends released leases in one statement, in the background; a local waiter takes its key's lease over. */
+	/**
+	 * Queues a lease left pending in its gate for the background thread, unless it is queued
+	 * already (taken over and released again before the thread came to it): one entry per
+	 * lease, however often it is released meanwhile.
+	 * @return whether the lease is queued; {@code false} once the engine is closed
+	 */
+	private boolean releaseInBackground(Leased leased) {
+		BatchWorker<Leased> releases = Objects.requireNonNull(this.releases);
+		if (!leased.queued.compareAndSet(false, true)) {
+			return true;
+		}
+		String key = leased.lease.key();
+		// the queue entry keeps the key's local state, as a thread would
+		enter(key);
+		if (releases.submit(leased)) {
+			return true;
+		}
+		leased.queued.set(false);
+		exit(key, leased.local);
+		return false;
+	}
+
+	/**
+	 * Ends released leases in one statement, in the background, but those that a thread of
+	 * this JVM has taken over meanwhile or now waits for.
+	 */
 	private void endAll(List<Leased> released) {
 		List<Leased> ending = new ArrayList<>(released.size());
 		try {
 			for (Leased leased : released) {
-				if (leased.isCertainlyHeld() && leased.local.gate.handOn(leased)) {
+				// before the reclaim: a release after it queues the lease again
+				leased.queued.set(false);
+				if (!leased.local.gate.reclaim(leased)
+						|| (leased.isCertainlyHeld() && leased.local.gate.handOn(leased))) {
 					exit(leased.lease.key(), leased.local);
 				}
 				else {
@@ -543,6 +576,9 @@ public final class LockEngine implements AutoCloseable {
 		volatile long nextRenewal;
 
 		volatile boolean released;
+
+		/** Whether the background thread has yet to come to this lease. */
+		final AtomicBoolean queued = new AtomicBoolean();
 
 		/** Local holders after the first; changed only by the thread that passed the gate. */
 		volatile int handoffs;

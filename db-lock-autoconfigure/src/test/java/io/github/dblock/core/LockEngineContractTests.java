@@ -307,10 +307,74 @@ abstract class LockEngineContractTests {
 		try (LockHandle current = this.nodeB.acquire(LockRequest.of("expired", LONG_WAIT, LEASE))) {
 			assertThat(current.fencingToken()).isGreaterThan(old.fencingToken());
 			old.close();
+			// past its time, the lease was released before close() returned, and found lost
+			assertThat(old.lostSince()).isPresent();
 			assertThat(rows("expired")).isEqualTo(1);
 			assertThat(this.nodeA.tryAcquire(LockRequest.of("expired", Duration.ZERO, LEASE))).isEmpty();
 		}
 		awaitNoRow("expired");
+	}
+
+	@Test
+	void aKeyJustReleasedIsFreeAtOnceForTheNode() {
+		int refused = 0;
+		for (int i = 0; i < 100; i++) {
+			// renewed and fixed leases in turn: taken over as they are, or extended
+			LockRequest request = new LockRequest("free-at-once", Duration.ZERO, LEASE, i % 2 == 0, Duration.ZERO);
+			this.nodeA.acquire(request).close();
+			java.util.Optional<LockHandle> again = this.nodeA.tryAcquire(request);
+			if (again.isEmpty()) {
+				refused++;
+			}
+			again.ifPresent(LockHandle::close);
+		}
+		assertThat(refused).isZero();
+		awaitNoRow("free-at-once");
+	}
+
+	@Test
+	void everyLeaseReleasedByManyThreadsEndsOnce() throws Exception {
+		int threads = 8;
+		int keysPerThread = 40;
+		Concurrently.run(threads, (thread) -> {
+			for (int i = 0; i < keysPerThread; i++) {
+				this.nodeA.acquire(LockRequest.of("many-" + thread + "-" + i, LONG_WAIT, LEASE)).close();
+			}
+		});
+		await().atMost(Duration.ofSeconds(30)).until(
+				() -> this.jdbc.queryForObject("SELECT COUNT(*) FROM db_lock WHERE lock_key LIKE 'many-%'", Integer.class) == 0);
+		assertThat(this.repositoryA.leasesReleased()).isEqualTo(threads * keysPerThread);
+		// each statement ends one lease or more
+		assertThat(this.repositoryA.releaseCalls()).isBetween(1, threads * keysPerThread);
+	}
+
+	@Test
+	void closingTheEngineEndsTheLeasesReleasedBeforeIt() {
+		LockEngine node = new LockEngine(this.repositoryA, new Backoff(Duration.ofMillis(2), Duration.ofMillis(50)));
+		for (int i = 0; i < 50; i++) {
+			node.acquire(LockRequest.of("closing-" + i, LONG_WAIT, LEASE)).close();
+		}
+		node.close();
+		assertThat(this.jdbc.queryForObject("SELECT COUNT(*) FROM db_lock WHERE lock_key LIKE 'closing-%'", Integer.class))
+			.isZero();
+		assertThat(this.repositoryA.leasesReleased()).isEqualTo(50);
+	}
+
+	@Test
+	void withoutBackgroundReleaseTheRowIsGoneWhenCloseReturns() {
+		LockEngine node = new LockEngine(this.repositoryA, new Backoff(Duration.ofMillis(2), Duration.ofMillis(50)), null,
+				false);
+		try {
+			for (int i = 0; i < 20; i++) {
+				node.acquire(LockRequest.of("at-once", LONG_WAIT, LEASE)).close();
+				assertThat(rows("at-once")).isZero();
+				this.nodeB.acquire(LockRequest.of("at-once", Duration.ZERO, LEASE)).close();
+				awaitNoRow("at-once");
+			}
+		}
+		finally {
+			node.close();
+		}
 	}
 
 	@Test

@@ -23,6 +23,8 @@ public final class CountingLockRepository implements LockRepository {
 
 	private final AtomicInteger renewCalls = new AtomicInteger();
 
+	private final AtomicInteger leasesReleased = new AtomicInteger();
+
 	private final AtomicInteger inFlight = new AtomicInteger();
 
 	private final AtomicInteger maxInFlight = new AtomicInteger();
@@ -46,12 +48,14 @@ public final class CountingLockRepository implements LockRepository {
 	@Override
 	public boolean release(Lease lease, Duration minimumHold) {
 		this.releaseCalls.incrementAndGet();
+		this.leasesReleased.incrementAndGet();
 		return this.delegate.release(lease, minimumHold);
 	}
 
 	@Override
 	public int releaseAll(List<Lease> leases) {
 		this.releaseCalls.incrementAndGet();
+		this.leasesReleased.addAndGet(leases.size());
 		return this.delegate.releaseAll(leases);
 	}
 
@@ -79,6 +83,11 @@ public final class CountingLockRepository implements LockRepository {
 		return this.releaseCalls.get();
 	}
 
+	/** Leases passed to {@link #release} and {@link #releaseAll}. */
+	public int leasesReleased() {
+		return this.leasesReleased.get();
+	}
+
 	public int renewCalls() {
 		return this.renewCalls.get();
 	}
@@ -91,6 +100,7 @@ public final class CountingLockRepository implements LockRepository {
 		this.acquireCalls.set(0);
 		this.releaseCalls.set(0);
 		this.renewCalls.set(0);
+		this.leasesReleased.set(0);
 		this.maxInFlight.set(0);
 	}
 

@@ -37,7 +37,7 @@ final class BarChart {
 
 	BarChart(List<Measurement> measurements, Machine machine) {
 		this.machine = machine;
-		for (Scenario scenario : List.of(Scenario.SINGLE_KEY, Scenario.NEW_KEY, Scenario.DISTINCT_KEYS)) {
+		for (Scenario scenario : Scenario.THROUGHPUT) {
 			this.panels.add(Panel.of(scenario.label() + ": cycles/s (higher is better)", measurements,
 					(m) -> m.scenario() == scenario, Measurement::cyclesPerSecond, "%.0f", -1));
 		}

@@ -41,7 +41,7 @@ public final class BenchmarkMain {
 		Machine machine = Machine.describe(settings);
 		System.out.println("db-lock benchmark on " + settings.url() + ": " + machine.summary());
 		ThroughputRun throughput = new ThroughputRun(settings, runId);
-		for (Scenario scenario : List.of(Scenario.SINGLE_KEY, Scenario.NEW_KEY, Scenario.DISTINCT_KEYS)) {
+		for (Scenario scenario : Scenario.THROUGHPUT) {
 			if (scenarios.contains(scenario.number)) {
 				Map<ContenderKind, List<Outcome>> outcomes = new EnumMap<>(ContenderKind.class);
 				for (int round = 1; round <= settings.rounds(); round++) {
@@ -87,7 +87,7 @@ public final class BenchmarkMain {
 	}
 
 	private static Set<Integer> scenarios() {
-		String numbers = System.getenv().getOrDefault("DB_LOCK_BENCH_SCENARIOS", "1,2,3,4");
+		String numbers = System.getenv().getOrDefault("DB_LOCK_BENCH_SCENARIOS", "1,2,3,4,5");
 		return Arrays.stream(numbers.split(",")).map(String::trim).map(Integer::valueOf).collect(Collectors.toSet());
 	}
 

@@ -12,7 +12,7 @@ import org.jspecify.annotations.Nullable;
  * @param threads threads per JVM
  * @param cycles completed acquire + release cycles in the measured window(s)
  * @param seconds the measured time
- * @param cyclesPerSecond throughput: the median of the rounds' (scenarios 1, 2, 4), or
+ * @param cyclesPerSecond throughput: the median of the rounds' (scenarios 1, 2, 4, 5), or
  * the cycles of the window per second (scenario 3)
  * @param p50Millis median cycle latency, waiting included
  * @param p99Millis 99th percentile cycle latency

@@ -41,8 +41,11 @@ final class Targets {
 		}
 		targets.utilisation();
 		targets.waiters();
-		targets.ratio(Scenario.DISTINCT_KEYS, RAW_INSERT_DELETE, 1);
-		targets.aspectCost(Scenario.DISTINCT_KEYS);
+		for (Scenario scenario : List.of(Scenario.DISTINCT_KEYS, Scenario.NEW_KEYS)) {
+			targets.ratio(scenario, RAW_INSERT_DELETE, 1);
+			targets.aspectCost(scenario);
+		}
+		targets.statements(Scenario.NEW_KEYS);
 		return targets.checks;
 	}
 

@@ -23,6 +23,8 @@ final class DbLockTemplateContender extends AcquireReleaseContender<LockHandle> 
 	/** Apart from {@code db_lock}, the library tests' table. */
 	static final String TABLE = "bench_db_lock";
 
+	private final LockEngine engine;
+
 	private final DbLockTemplate template;
 
 	DbLockTemplateContender(DataSource dataSource, boolean prepare) {
@@ -33,8 +35,8 @@ final class DbLockTemplateContender extends AcquireReleaseContender<LockHandle> 
 			new JdbcTemplate(dataSource)
 				.update("DELETE FROM " + TABLE + " WHERE expires_at < " + dialect.now() + " - INTERVAL 1 HOUR");
 		}
-		LockEngine engine = new LockEngine(new JdbcLockRepository(dataSource, dialect), LockTimes.BACKOFF);
-		this.template = new DbLockTemplate(engine, "", LockTimes.WAIT, LockTimes.LEASE);
+		this.engine = new LockEngine(new JdbcLockRepository(dataSource, dialect), LockTimes.BACKOFF);
+		this.template = new DbLockTemplate(this.engine, "", LockTimes.WAIT, LockTimes.LEASE);
 	}
 
 	@Override
@@ -50,6 +52,12 @@ final class DbLockTemplateContender extends AcquireReleaseContender<LockHandle> 
 	@Override
 	void release(String key, LockHandle held) {
 		held.close();
+	}
+
+	/** Ends the leases released in the background, as closing the application context would. */
+	@Override
+	public void close() {
+		this.engine.close();
 	}
 
 }
