@@ -148,6 +148,16 @@ final class LocalGate<T> {
 	}
 
 	/**
+	 * Whether an item is pending in the gate, left by a thread that is gone and neither
+	 * taken nor reclaimed since.
+	 * @param item the item
+	 * @return whether it is pending
+	 */
+	synchronized boolean isPending(T item) {
+		return this.pending == item;
+	}
+
+	/**
 	 * How many threads wait to pass.
 	 * @return the number
 	 */

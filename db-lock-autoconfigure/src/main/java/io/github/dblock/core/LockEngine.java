@@ -91,6 +91,8 @@ public final class LockEngine implements AutoCloseable {
 
 	private @Nullable ScheduledFuture<?> sweeper;
 
+	private volatile boolean closed;
+
 	/** Ends released leases in the background, or {@code null} to end them at once. */
 	private final @Nullable BatchWorker<Leased> releases;
 
@@ -195,9 +197,15 @@ public final class LockEngine implements AutoCloseable {
 		LocalKey local = enter(key);
 		boolean keepsSlot = false;
 		try {
+			if (this.closed) {
+				throw new DbLockException("Could not acquire lock '" + key + "': the lock engine is closed");
+			}
 			Hold current = local.hold;
 			if (current != null && current.thread == Thread.currentThread()) {
-				return current.reenter();
+				LockHandle again = current.reenterIfHeld();
+				if (again != null) {
+					return again;
+				}
 			}
 			LocalGate.Passage<Leased> passage = local.gate.enter(request.waitTime().toNanos());
 			if (passage == null) {
@@ -250,6 +258,7 @@ public final class LockEngine implements AutoCloseable {
 	 */
 	@Override
 	public void close() {
+		this.closed = true;
 		if (this.releases != null) {
 			this.releases.close();
 		}
@@ -315,7 +324,8 @@ public final class LockEngine implements AutoCloseable {
 				if (leased.released || leased.lostSince != null) {
 					this.renewing.remove(leased);
 				}
-				else if (System.nanoTime() - leased.nextRenewal >= 0) {
+				else if (System.nanoTime() - leased.nextRenewal >= 0 && !leased.local.gate.isPending(leased)) {
+					// a lease released and not yet taken over or ended is left to lapse if its end is held up
 					renew(leased);
 				}
 			}
@@ -325,7 +335,16 @@ public final class LockEngine implements AutoCloseable {
 		}
 	}
 
+	/** Renews a lease, never at the same time as {@link #extend} takes it over. */
 	private void renew(Leased leased) {
+		synchronized (leased) {
+			if (!leased.released) {
+				renewHeld(leased);
+			}
+		}
+	}
+
+	private void renewHeld(Leased leased) {
 		long sentAt = System.nanoTime();
 		leased.nextRenewal = sentAt + leased.renewalPeriod;
 		try {
@@ -414,12 +433,17 @@ public final class LockEngine implements AutoCloseable {
 		String key = leased.lease.key();
 		// the queue entry keeps the key's local state, as a thread would
 		enter(key);
-		if (releases.submit(leased)) {
-			return true;
+		boolean submitted = false;
+		try {
+			submitted = releases.submit(leased);
 		}
-		leased.queued.set(false);
-		exit(key, leased.local);
-		return false;
+		finally {
+			if (!submitted) {
+				leased.queued.set(false);
+				exit(key, leased.local);
+			}
+		}
+		return submitted;
 	}
 
 	/**
@@ -495,6 +519,11 @@ public final class LockEngine implements AutoCloseable {
 
 	/** The lease extended to the request's, as a new local lease, or {@code null} if it could not be. */
 	private @Nullable Leased extend(Leased handedOn, LockRequest request) {
+		synchronized (handedOn) {
+			// from now on the watchdog leaves the row alone: a renewal of the old lease must not follow this update
+			handedOn.released = true;
+			this.renewing.remove(handedOn);
+		}
 		long sentAt = System.nanoTime();
 		Optional<Instant> renewed;
 		try {
@@ -507,8 +536,6 @@ public final class LockEngine implements AutoCloseable {
 		if (renewed.isEmpty()) {
 			return null;
 		}
-		handedOn.released = true;
-		this.renewing.remove(handedOn);
 		Lease lease = handedOn.lease;
 		Leased extended = new Leased(handedOn.local, new Lease(lease.key(), lease.owner(), lease.token(), renewed.get()),
 				request, sentAt);
@@ -629,6 +656,23 @@ public final class LockEngine implements AutoCloseable {
 
 		LockHandle reenter() {
 			this.count.incrementAndGet();
+			return handle();
+		}
+
+		/**
+		 * Takes the hold once more if it is still held: another thread may have closed its
+		 * last handle a moment ago.
+		 */
+		@Nullable LockHandle reenterIfHeld() {
+			for (int held = this.count.get(); held > 0; held = this.count.get()) {
+				if (this.count.compareAndSet(held, held + 1)) {
+					return handle();
+				}
+			}
+			return null;
+		}
+
+		private LockHandle handle() {
 			Handle handle = new Handle(this);
 			HeldLocks.push(handle);
 			return handle;

@@ -139,8 +139,9 @@ public abstract class SqlDialect {
 
 	/**
 	 * Ends leases at once, each if its owner still holds it with its token, in one
-	 * statement: a {@code DELETE} of the rows whose key and token are both among the
-	 * leases'. As every acquisition writes a new token, a row matches only with its own key.
+	 * statement: a {@code DELETE} of the rows whose key, owner and token are all among the
+	 * leases'. As every acquisition has an owner id of its own, a row matches only with its
+	 * own key and token.
 	 * @param jdbc runs the statement
 	 * @param leases the leases, with distinct keys
 	 * @return how many rows were deleted
@@ -149,10 +150,13 @@ public abstract class SqlDialect {
 		if (leases.size() == 1) {
 			return release(jdbc, leases.get(0), Duration.ZERO) ? 1 : 0;
 		}
-		Object[] parameters = new Object[leases.size() * 2];
-		for (int i = 0; i < leases.size(); i++) {
-			parameters[i] = leases.get(i).key();
-			parameters[leases.size() + i] = leases.get(i).token();
+		int count = leases.size();
+		Object[] parameters = new Object[count * 3];
+		for (int i = 0; i < count; i++) {
+			Lease lease = leases.get(i);
+			parameters[i] = lease.key();
+			parameters[count + i] = lease.owner();
+			parameters[2 * count + i] = lease.token();
 		}
 		return jdbc.update(releaseAllSql(leases.size()), parameters);
 	}
@@ -161,7 +165,8 @@ public abstract class SqlDialect {
 		String sql = (count < this.releaseAllSql.length()) ? this.releaseAllSql.get(count) : null;
 		if (sql == null) {
 			String list = String.join(", ", Collections.nCopies(count, "?"));
-			sql = "DELETE FROM " + this.table + " WHERE lock_key IN (" + list + ") AND token IN (" + list + ")";
+			sql = "DELETE FROM " + this.table + " WHERE lock_key IN (" + list + ") AND owner IN (" + list
+					+ ") AND token IN (" + list + ")";
 			if (count < this.releaseAllSql.length()) {
 				this.releaseAllSql.set(count, sql);
 			}

@@ -358,6 +358,10 @@ abstract class LockEngineContractTests {
 		assertThat(this.jdbc.queryForObject("SELECT COUNT(*) FROM db_lock WHERE lock_key LIKE 'closing-%'", Integer.class))
 			.isZero();
 		assertThat(this.repositoryA.leasesReleased()).isEqualTo(50);
+		assertThatExceptionOfType(DbLockException.class)
+			.isThrownBy(() -> node.acquire(LockRequest.of("closing-0", LONG_WAIT, LEASE)))
+			.withMessageContaining("closed");
+		assertThat(this.repositoryA.acquireCalls()).isEqualTo(50);
 	}
 
 	@Test
