@@ -20,6 +20,7 @@ import io.github.dblock.testsupport.CountingLockRepository;
 import io.github.dblock.testsupport.Concurrently;
 import io.github.dblock.testsupport.TestDatabase;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -42,6 +43,8 @@ abstract class LockEngineContractTests {
 
 	private static final Duration LONG_WAIT = Duration.ofSeconds(60);
 
+	private static final Backoff BACKOFF = new Backoff(Duration.ofMillis(2), Duration.ofMillis(50));
+
 	private HikariDataSource dataSource;
 
 	private JdbcTemplate jdbc;
@@ -56,37 +59,39 @@ abstract class LockEngineContractTests {
 
 	protected abstract TestDatabase database();
 
+	private JdbcLockRepository jdbcRepository;
+
 	@BeforeAll
-	void createEngines() {
+	void createDataSource() {
 		this.dataSource = database().dataSource(20);
 		this.jdbc = new JdbcTemplate(this.dataSource);
 		this.jdbc.execute("CREATE TABLE IF NOT EXISTS db_lock_test_counter (id INT PRIMARY KEY, counter_value BIGINT)");
-		JdbcLockRepository jdbcRepository = new JdbcLockRepository(this.dataSource, database().dialect(this.dataSource));
-		this.repositoryA = new CountingLockRepository(jdbcRepository);
-		this.repositoryB = new CountingLockRepository(jdbcRepository);
-		Backoff backoff = new Backoff(Duration.ofMillis(2), Duration.ofMillis(50));
-		this.nodeA = new LockEngine(this.repositoryA, backoff);
-		this.nodeB = new LockEngine(this.repositoryB, backoff);
+		this.jdbcRepository = new JdbcLockRepository(this.dataSource, database().dialect(this.dataSource));
 	}
 
 	@AfterAll
 	void closeDataSource() {
-		if (this.nodeA != null) {
-			this.nodeA.close();
-			this.nodeB.close();
-		}
 		if (this.dataSource != null) {
 			this.dataSource.close();
 		}
 	}
 
+	/** Engines of their own for every test: no release of an earlier test is counted in a later one. */
 	@BeforeEach
-	void reset() {
+	void createEngines() {
 		this.jdbc.update("DELETE FROM " + TestDatabase.TABLE);
 		this.jdbc.update("DELETE FROM db_lock_test_counter");
 		this.jdbc.update("INSERT INTO db_lock_test_counter (id, counter_value) VALUES (1, 0)");
-		this.repositoryA.reset();
-		this.repositoryB.reset();
+		this.repositoryA = new CountingLockRepository(this.jdbcRepository);
+		this.repositoryB = new CountingLockRepository(this.jdbcRepository);
+		this.nodeA = new LockEngine(this.repositoryA, BACKOFF);
+		this.nodeB = new LockEngine(this.repositoryB, BACKOFF);
+	}
+
+	@AfterEach
+	void closeEngines() {
+		this.nodeA.close();
+		this.nodeB.close();
 	}
 
 	@Test
@@ -341,8 +346,9 @@ abstract class LockEngineContractTests {
 				this.nodeA.acquire(LockRequest.of("many-" + thread + "-" + i, LONG_WAIT, LEASE)).close();
 			}
 		});
-		await().atMost(Duration.ofSeconds(30)).until(
-				() -> this.jdbc.queryForObject("SELECT COUNT(*) FROM db_lock WHERE lock_key LIKE 'many-%'", Integer.class) == 0);
+		this.nodeA.close();
+		assertThat(this.jdbc.queryForObject("SELECT COUNT(*) FROM db_lock WHERE lock_key LIKE 'many-%'", Integer.class))
+			.isZero();
 		assertThat(this.repositoryA.leasesReleased()).isEqualTo(threads * keysPerThread);
 		// each statement ends one lease or more
 		assertThat(this.repositoryA.releaseCalls()).isBetween(1, threads * keysPerThread);
@@ -350,7 +356,7 @@ abstract class LockEngineContractTests {
 
 	@Test
 	void closingTheEngineEndsTheLeasesReleasedBeforeIt() {
-		LockEngine node = new LockEngine(this.repositoryA, new Backoff(Duration.ofMillis(2), Duration.ofMillis(50)));
+		LockEngine node = new LockEngine(this.repositoryA, BACKOFF);
 		for (int i = 0; i < 50; i++) {
 			node.acquire(LockRequest.of("closing-" + i, LONG_WAIT, LEASE)).close();
 		}
@@ -366,8 +372,7 @@ abstract class LockEngineContractTests {
 
 	@Test
 	void withoutBackgroundReleaseTheRowIsGoneWhenCloseReturns() {
-		LockEngine node = new LockEngine(this.repositoryA, new Backoff(Duration.ofMillis(2), Duration.ofMillis(50)), null,
-				false);
+		LockEngine node = new LockEngine(this.repositoryA, BACKOFF, null, false);
 		try {
 			for (int i = 0; i < 20; i++) {
 				node.acquire(LockRequest.of("at-once", LONG_WAIT, LEASE)).close();
