@@ -135,6 +135,20 @@ class DbLockAutoConfigurationTests {
 	}
 
 	@Test
+	void releasingInTheBackgroundCanBeTurnedOff() {
+		this.contextRunner.withPropertyValues("db-lock.release.background=false").run((context) -> {
+			assertThat(context.getBean(DbLockProperties.class).getRelease().isBackground()).isFalse();
+			DbLockTemplate template = context.getBean(DbLockTemplate.class);
+			JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+			for (int i = 0; i < 20; i++) {
+				template.acquire("order:" + i, null, null).close();
+				// deleted before close() returned
+				assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM db_lock", Integer.class)).isZero();
+			}
+		});
+	}
+
+	@Test
 	void theDialectCanBeChosen() {
 		this.contextRunner.withPropertyValues("db-lock.dialect=mysql", "db-lock.schema.migrate=false")
 			.run((context) -> assertThat(context.getBean(SqlDialect.class)).isInstanceOf(MySqlDialect.class));
