@@ -51,7 +51,11 @@ public interface LockHandle extends AutoCloseable {
 	Optional<Instant> lostSince();
 
 	/**
-	 * Releases the lock, or counts one reentrant hold down. Never throws for a database
+	 * Releases the lock, or counts one reentrant hold down. By default the lock's row is
+	 * deleted by a background thread a moment later, together with other released locks'
+	 * (threads of this application can take the lock at once; see
+	 * {@code db-lock.release.background}); a lease that may have ended is released before
+	 * this method returns, so that its loss is reported. Never throws for a database
 	 * failure: the lease then ends at {@link #expiresAt()}, and the failure is logged.
 	 */
 	@Override
