@@ -398,12 +398,12 @@ public final class LockEngine implements AutoCloseable {
 		local.hold = null;
 		try {
 			if (hold.request.minimumHold().isZero() && leased.isCertainlyHeld()) {
-				// a local waiter takes the lease over; else it ends in the background, unless a thread of this JVM
-				// arrives first and takes it over
-				if (this.releases == null ? local.gate.handOn(leased) : local.gate.handOnOrRelease(leased)) {
-					return;
-				}
-				if (this.releases != null && (releaseInBackground(leased) || !local.gate.reclaim(leased))) {
+				// a local waiter takes the lease over; else it is left pending for the background thread, and a
+				// thread of this JVM that arrives first takes it over; once the engine is closed, it is reclaimed
+				// here and ended at once, unless a thread took it over meanwhile
+				boolean passed = (this.releases == null) ? local.gate.handOn(leased)
+						: local.gate.handOnOrRelease(leased) || releaseInBackground(leased) || !local.gate.reclaim(leased);
+				if (passed) {
 					return;
 				}
 			}
