@@ -93,6 +93,11 @@ public class JdbcLockRepository implements LockRepository {
 	}
 
 	@Override
+	public boolean cede(Lease lease, Duration wantedWithin) {
+		throw new UnsupportedOperationException("not yet");
+	}
+
+	@Override
 	public int releaseAll(List<Lease> leases) {
 		return retryingContention(() -> outsideTransaction((jdbc) -> this.dialect.releaseAll(jdbc, leases)));
 	}

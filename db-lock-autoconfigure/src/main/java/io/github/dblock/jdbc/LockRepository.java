@@ -18,8 +18,19 @@ public interface LockRepository {
 	 * @param lease how long the lease lasts from the database's now
 	 * @return the lease, or empty when another owner holds the key (including a deadlock
 	 * or lock-wait timeout reported by the database: an attempt that did not acquire)
+	 * and then marks the key as wanted, with the database's now, for {@link #cede}
 	 */
 	Optional<Lease> tryAcquire(String key, String owner, Duration lease);
+
+	/**
+	 * Ends the lease if this owner still holds it with this token and another owner asked
+	 * for the key, with {@link #tryAcquire}, less than {@code wantedWithin} ago by the
+	 * database's clock; else leaves it as it is.
+	 * @param lease the lease to end
+	 * @param wantedWithin how recent the other owner's attempt must be
+	 * @return whether the lease was ended
+	 */
+	boolean cede(Lease lease, Duration wantedWithin);
 
 	/**
 	 * Ends the lease if this owner still holds it with this token: at once, or, while

@@ -314,6 +314,11 @@ class DbLockAutoConfigurationTests {
 		}
 
 		@Override
+		public boolean cede(io.github.dblock.jdbc.Lease lease, Duration wantedWithin) {
+			return false;
+		}
+
+		@Override
 		public java.util.Optional<java.time.Instant> renew(io.github.dblock.jdbc.Lease lease, Duration duration) {
 			return java.util.Optional.empty();
 		}

@@ -46,6 +46,11 @@ public final class CountingLockRepository implements LockRepository {
 	}
 
 	@Override
+	public boolean cede(Lease lease, Duration wantedWithin) {
+		return this.delegate.cede(lease, wantedWithin);
+	}
+
+	@Override
 	public boolean release(Lease lease, Duration minimumHold) {
 		this.releaseCalls.incrementAndGet();
 		this.leasesReleased.incrementAndGet();
