@@ -73,8 +73,8 @@ abstract class LeaseSafetyContractTests {
 		this.jdbcRepository = new JdbcLockRepository(this.dataSource, database().dialect(this.dataSource));
 		this.repositoryA = new CountingLockRepository(this.jdbcRepository);
 		Backoff backoff = new Backoff(Duration.ofMillis(2), Duration.ofMillis(20));
-		this.engineA = new LockEngine(this.repositoryA, backoff);
-		this.engineB = new LockEngine(this.jdbcRepository, backoff);
+		this.engineA = new LockEngine(this.repositoryA, io.github.dblock.core.LockEngineSettings.of(backoff));
+		this.engineB = new LockEngine(this.jdbcRepository, io.github.dblock.core.LockEngineSettings.of(backoff));
 		this.nodeA = new DbLockTemplate(this.engineA, "", LONG_WAIT, LEASE);
 		this.nodeB = new DbLockTemplate(this.engineB, "", LONG_WAIT, LEASE);
 	}

@@ -1,11 +1,14 @@
 package io.github.dblock.autoconfigure;
 
+import java.time.Duration;
+
 import javax.sql.DataSource;
 
 import io.github.dblock.DbLockTemplate;
 import io.github.dblock.aop.DbLockAdvisor;
 import io.github.dblock.core.Backoff;
 import io.github.dblock.core.LockEngine;
+import io.github.dblock.core.LockEngineSettings;
 import io.github.dblock.core.LockReaper;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.jdbc.LockRepository;
@@ -72,8 +75,15 @@ public final class DbLockAutoConfiguration {
 	@ConditionalOnMissingBean
 	LockEngine dbLockEngine(LockRepository repository, DbLockProperties properties) {
 		DbLockProperties.Backoff backoff = properties.getBackoff();
-		return new LockEngine(repository, new Backoff(backoff.getInitial(), backoff.getMax()),
-				properties.getWatchdog().getInterval(), properties.getRelease().isBackground());
+		Duration interval = properties.getWatchdog().getInterval();
+		if (interval != null && interval.compareTo(properties.getDefaultLease()) >= 0) {
+			throw new IllegalArgumentException("db-lock.watchdog.interval (" + interval
+					+ ") must be shorter than db-lock.default-lease (" + properties.getDefaultLease()
+					+ "): a lease renewed no sooner than it ends lets another node take the lock");
+		}
+		return new LockEngine(repository,
+				new LockEngineSettings(new Backoff(backoff.getInitial(), backoff.getMax()), interval,
+						properties.getLocalTurn()));
 	}
 
 	@Bean

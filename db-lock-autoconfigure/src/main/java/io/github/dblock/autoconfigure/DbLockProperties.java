@@ -59,6 +59,12 @@ public class DbLockProperties {
 	 */
 	private LostLeasePolicy onLostLease = LostLeasePolicy.THROW;
 
+	/**
+	 * Longest time this application passes a held lock from one of its threads to the
+	 * next while another instance waits for it; then the lock goes to the other instance.
+	 */
+	private Duration localTurn = Duration.ofMillis(200);
+
 	private final Schema schema = new Schema();
 
 	private final Backoff backoff = new Backoff();
@@ -67,7 +73,6 @@ public class DbLockProperties {
 
 	private final Reaper reaper = new Reaper();
 
-	private final Release release = new Release();
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -137,12 +142,17 @@ public class DbLockProperties {
 		return this.watchdog;
 	}
 
-	public Release getRelease() {
-		return this.release;
-	}
 
 	public Reaper getReaper() {
 		return this.reaper;
+	}
+
+	public Duration getLocalTurn() {
+		return this.localTurn;
+	}
+
+	public void setLocalTurn(Duration localTurn) {
+		this.localTurn = localTurn;
 	}
 
 	public Schema getSchema() {
@@ -207,7 +217,8 @@ public class DbLockProperties {
 	public static class Watchdog {
 
 		/**
-		 * How often a held lease is renewed. A third of the lease when not set.
+		 * How often a held lease is renewed; shorter than the default lease. A third of the
+		 * lease when not set.
 		 */
 		private @Nullable Duration interval;
 
@@ -217,30 +228,6 @@ public class DbLockProperties {
 
 		public void setInterval(@Nullable Duration interval) {
 			this.interval = interval;
-		}
-
-	}
-
-	/**
-	 * How a released lock's row is deleted.
-	 */
-	public static class Release {
-
-		/**
-		 * Whether a background thread deletes released locks' rows, so that releasing does
-		 * not wait for a commit and concurrent releases share one statement. The key stays
-		 * taken in the database until then (about one statement's time); this application's
-		 * own threads get it at once. A lease that may have ended, and one with a minimum
-		 * hold, is always released before the release returns.
-		 */
-		private boolean background = true;
-
-		public boolean isBackground() {
-			return this.background;
-		}
-
-		public void setBackground(boolean background) {
-			this.background = background;
 		}
 
 	}

@@ -1,18 +1,20 @@
 package io.github.dblock.core;
 
-import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.Iterator;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentLinkedDeque;
 
 import io.github.dblock.LockHandle;
 
 /**
  * The handles the current thread has acquired and not closed, innermost last; read
- * through {@link io.github.dblock.DbLockContext}.
+ * through {@link io.github.dblock.DbLockContext}. A handle closed by another thread leaves
+ * the list of the thread that acquired it.
  */
 public final class HeldLocks {
 
-	private static final ThreadLocal<ArrayDeque<LockEngine.Handle>> handles = ThreadLocal.withInitial(ArrayDeque::new);
+	private static final ThreadLocal<Deque<Handle>> handles = new ThreadLocal<>();
 
 	private HeldLocks() {
 	}
@@ -22,26 +24,34 @@ public final class HeldLocks {
 	 * @return the handle, or empty outside a lock
 	 */
 	public static Optional<LockHandle> innermost() {
-		ArrayDeque<LockEngine.Handle> held = handles.get();
-		// a handle closed by another thread is still in this thread's list: skip it
-		for (Iterator<LockEngine.Handle> it = held.descendingIterator(); it.hasNext();) {
-			LockEngine.Handle handle = it.next();
+		Deque<Handle> held = handles.get();
+		if (held == null) {
+			return Optional.empty();
+		}
+		for (Iterator<Handle> it = held.descendingIterator(); it.hasNext();) {
+			Handle handle = it.next();
 			if (handle.isOpen()) {
 				return Optional.of(handle);
 			}
-			it.remove();
 		}
 		return Optional.empty();
 	}
 
-	static void push(LockEngine.Handle handle) {
-		handles.get().addLast(handle);
+	/** Lists a new handle of the current thread; returns the list, to remove it from. */
+	static Deque<Handle> push(Handle handle) {
+		Deque<Handle> held = handles.get();
+		if (held == null) {
+			held = new ConcurrentLinkedDeque<>();
+			handles.set(held);
+		}
+		held.addLast(handle);
+		return held;
 	}
 
-	static void remove(LockEngine.Handle handle) {
-		ArrayDeque<LockEngine.Handle> held = handles.get();
+	/** Removes a closed handle from the list of the thread that acquired it. */
+	static void remove(Deque<Handle> held, Handle handle) {
 		held.removeLastOccurrence(handle);
-		if (held.isEmpty()) {
+		if (held.isEmpty() && handles.get() == held) {
 			handles.remove();
 		}
 	}

@@ -135,17 +135,31 @@ class DbLockAutoConfigurationTests {
 	}
 
 	@Test
-	void releasingInTheBackgroundCanBeTurnedOff() {
-		this.contextRunner.withPropertyValues("db-lock.release.background=false").run((context) -> {
-			assertThat(context.getBean(DbLockProperties.class).getRelease().isBackground()).isFalse();
+	void aReleaseDeletesTheRowBeforeItReturns() {
+		this.contextRunner.run((context) -> {
 			DbLockTemplate template = context.getBean(DbLockTemplate.class);
 			JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
 			for (int i = 0; i < 20; i++) {
 				template.acquire("order:" + i, null, null).close();
-				// deleted before close() returned
 				assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM db_lock", Integer.class)).isZero();
 			}
 		});
+	}
+
+	@Test
+	void aWatchdogIntervalNotShorterThanTheLeaseFailsStartUp() {
+		this.contextRunner.withPropertyValues("db-lock.watchdog.interval=30s").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.hasMessageContaining("db-lock.watchdog.interval (PT30S) must be shorter than db-lock.default-lease");
+		});
+	}
+
+	@Test
+	void theLocalTurnBinds() {
+		this.contextRunner.withPropertyValues("db-lock.local-turn=50ms")
+			.run((context) -> assertThat(context.getBean(DbLockProperties.class).getLocalTurn())
+				.isEqualTo(Duration.ofMillis(50)));
 	}
 
 	@Test
@@ -286,7 +300,8 @@ class DbLockAutoConfigurationTests {
 		final LockRepository repository = new NoLockRepository();
 
 		final DbLockTemplate template = new DbLockTemplate(
-				new LockEngine(this.repository, new io.github.dblock.core.Backoff(Duration.ofMillis(1), Duration.ofMillis(2))),
+				new LockEngine(this.repository, io.github.dblock.core.LockEngineSettings
+					.of(new io.github.dblock.core.Backoff(Duration.ofMillis(1), Duration.ofMillis(2)))),
 				"", Duration.ZERO, Duration.ofSeconds(1));
 
 		@Bean

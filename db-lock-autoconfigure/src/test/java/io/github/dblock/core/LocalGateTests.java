@@ -13,8 +13,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The local gate with real threads: what a thread that would not wait learns while the
- * gate is being released by another thread.
+ * The local gate with real threads: arrival order, hand-over, giving up.
  */
 class LocalGateTests {
 
@@ -34,58 +33,37 @@ class LocalGateTests {
 	}
 
 	@Test
-	void aThreadArrivingTakesWhatWasLeftPendingAtOnce() throws Exception {
+	void aLeavingThreadHandsOnToTheFirstWaiterInArrivalOrder() throws Exception {
 		assertThat(this.gate.enter(0)).isNotNull();
-		assertThat(this.gate.handOnOrRelease("lease")).isFalse();
-		assertThat(this.gate.enter(0)).isNotNull().extracting(LocalGate.Passage::handedOn).isEqualTo("lease");
-		// taken: nothing is left to reclaim, and the gate is held
-		assertThat(this.gate.reclaim("lease")).isFalse();
-		assertThat(this.gate.enter(0)).isNull();
-	}
-
-	@Test
-	void aThreadThatWouldNotWaitPassesWhenAReclaimedGateIsLeft() throws Exception {
-		releaseAndReclaim();
-		CompletableFuture<LocalGate.Passage<String>> trying = CompletableFuture.supplyAsync(this::enterWithoutWaiting,
-				this.threads);
-		awaitQueued(trying, 1);
-		this.gate.leave();
-		assertThat(trying.get(1, TimeUnit.MINUTES)).isNotNull().extracting(LocalGate.Passage::handedOn).isNull();
-		// it holds the gate now
-		assertThat(this.gate.enter(0)).isNull();
-	}
-
-	@Test
-	void aThreadThatWouldNotWaitTakesWhatAReclaimedGateHandsOn() throws Exception {
-		releaseAndReclaim();
-		CompletableFuture<LocalGate.Passage<String>> trying = CompletableFuture.supplyAsync(this::enterWithoutWaiting,
-				this.threads);
-		awaitQueued(trying, 1);
-		assertThat(this.gate.handOn("lease")).isTrue();
-		assertThat(trying.get(1, TimeUnit.MINUTES)).isNotNull().extracting(LocalGate.Passage::handedOn).isEqualTo("lease");
-	}
-
-	@Test
-	void aThreadThatWouldNotWaitIsRefusedWhenTheGateGoesToAThreadAheadOfIt() throws Exception {
-		releaseAndReclaim();
-		CompletableFuture<LocalGate.Passage<String>> waiting = CompletableFuture
+		CompletableFuture<LocalGate.Passage<String>> first = CompletableFuture
 			.supplyAsync(() -> enter(Duration.ofMinutes(1).toNanos()), this.threads);
-		awaitQueued(waiting, 1);
-		CompletableFuture<LocalGate.Passage<String>> trying = CompletableFuture.supplyAsync(this::enterWithoutWaiting,
-				this.threads);
-		awaitQueued(trying, 2);
-		this.gate.leave();
-		assertThat(waiting.get(1, TimeUnit.MINUTES)).isNotNull();
-		assertThat(trying.get(1, TimeUnit.MINUTES)).isNull();
-		// passed on: a thread that would not wait is refused at once again
-		assertThat(this.gate.enter(0)).isNull();
+		awaitQueued(first, 1);
+		CompletableFuture<LocalGate.Passage<String>> second = CompletableFuture
+			.supplyAsync(() -> enter(Duration.ofMinutes(1).toNanos()), this.threads);
+		awaitQueued(second, 2);
+		assertThat(this.gate.handOn("lease")).isTrue();
+		assertThat(first.get(1, TimeUnit.MINUTES).handedOn()).isEqualTo("lease");
+		assertThat(second).isNotDone();
+		this.gate.leave(42);
+		assertThat(second.get(1, TimeUnit.MINUTES)).isEqualTo(new LocalGate.Passage<String>(null, 42));
 	}
 
-	/** A holder leaves its item pending, and another thread takes it back to release it. */
-	private void releaseAndReclaim() throws InterruptedException {
+	@Test
+	void nobodyToHandOnToKeepsTheGateTakenUntilLeft() throws Exception {
 		assertThat(this.gate.enter(0)).isNotNull();
-		assertThat(this.gate.handOnOrRelease("lease")).isFalse();
-		assertThat(this.gate.reclaim("lease")).isTrue();
+		assertThat(this.gate.handOn("lease")).isFalse();
+		assertThat(this.gate.enter(0)).isNull();
+		this.gate.leave();
+		assertThat(this.gate.enter(0)).isEqualTo(LocalGate.Passage.free());
+	}
+
+	@Test
+	void aWaiterWhoseTimeRunsOutLeavesTheQueue() throws Exception {
+		assertThat(this.gate.enter(0)).isNotNull();
+		long start = System.nanoTime();
+		assertThat(this.gate.enter(Duration.ofMillis(200).toNanos())).isNull();
+		assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(Duration.ofMillis(200).toNanos());
+		assertThat(this.gate.queued()).isZero();
 	}
 
 	private LocalGate.Passage<String> enterWithoutWaiting() {

@@ -84,8 +84,8 @@ abstract class LockEngineContractTests {
 		this.jdbc.update("INSERT INTO db_lock_test_counter (id, counter_value) VALUES (1, 0)");
 		this.repositoryA = new CountingLockRepository(this.jdbcRepository);
 		this.repositoryB = new CountingLockRepository(this.jdbcRepository);
-		this.nodeA = new LockEngine(this.repositoryA, BACKOFF);
-		this.nodeB = new LockEngine(this.repositoryB, BACKOFF);
+		this.nodeA = new LockEngine(this.repositoryA, LockEngineSettings.of(BACKOFF));
+		this.nodeB = new LockEngine(this.repositoryB, LockEngineSettings.of(BACKOFF));
 	}
 
 	@AfterEach
@@ -355,15 +355,14 @@ abstract class LockEngineContractTests {
 	}
 
 	@Test
-	void closingTheEngineEndsTheLeasesReleasedBeforeIt() {
-		LockEngine node = new LockEngine(this.repositoryA, BACKOFF);
+	void closingTheEngineRefusesNewAcquisitions() {
+		LockEngine node = new LockEngine(this.repositoryA, LockEngineSettings.of(BACKOFF));
 		for (int i = 0; i < 50; i++) {
 			node.acquire(LockRequest.of("closing-" + i, LONG_WAIT, LEASE)).close();
 		}
 		node.close();
 		assertThat(this.jdbc.queryForObject("SELECT COUNT(*) FROM db_lock WHERE lock_key LIKE 'closing-%'", Integer.class))
 			.isZero();
-		assertThat(this.repositoryA.leasesReleased()).isEqualTo(50);
 		assertThatExceptionOfType(DbLockException.class)
 			.isThrownBy(() -> node.acquire(LockRequest.of("closing-0", LONG_WAIT, LEASE)))
 			.withMessageContaining("closed");
@@ -371,19 +370,165 @@ abstract class LockEngineContractTests {
 	}
 
 	@Test
-	void withoutBackgroundReleaseTheRowIsGoneWhenCloseReturns() {
-		LockEngine node = new LockEngine(this.repositoryA, BACKOFF, null, false);
-		try {
-			for (int i = 0; i < 20; i++) {
-				node.acquire(LockRequest.of("at-once", LONG_WAIT, LEASE)).close();
-				assertThat(rows("at-once")).isZero();
-				this.nodeB.acquire(LockRequest.of("at-once", Duration.ZERO, LEASE)).close();
-				awaitNoRow("at-once");
+	void aReleaseIsVisibleToAnotherNodeWhenCloseReturns() {
+		int refused = 0;
+		for (int i = 0; i < 100; i++) {
+			LockRequest request = new LockRequest("visible", Duration.ZERO, LEASE, i % 2 == 0, Duration.ZERO);
+			LockEngine first = (i % 2 == 0) ? this.nodeA : this.nodeB;
+			LockEngine second = (i % 2 == 0) ? this.nodeB : this.nodeA;
+			first.acquire(request).close();
+			java.util.Optional<LockHandle> other = second.tryAcquire(request);
+			if (other.isEmpty()) {
+				refused++;
+			}
+			other.ifPresent(LockHandle::close);
+		}
+		assertThat(refused).isZero();
+		assertThat(rows("visible")).isZero();
+	}
+
+	@Test
+	void aReEntryIntoAnExpiredLeaseIsAFreshAcquisitionAndTheStaleHandleStaysLost() {
+		LockHandle outer = this.nodeA.acquire(LockRequest.of("stale", LONG_WAIT, Duration.ofMillis(300)));
+		int callsWhileHeld = this.repositoryA.acquireCalls();
+		await().atMost(Duration.ofSeconds(10)).until(() -> !outer.isHeld());
+		// found without I/O
+		assertThat(this.repositoryA.acquireCalls()).isEqualTo(callsWhileHeld);
+		assertThat(outer.lostSince()).isPresent();
+		try (LockHandle inner = this.nodeA.acquire(LockRequest.of("stale", LONG_WAIT, LEASE))) {
+			assertThat(this.repositoryA.acquireCalls()).isGreaterThan(callsWhileHeld);
+			assertThat(inner.fencingToken()).isGreaterThan(outer.fencingToken());
+			assertThat(inner.isHeld()).isTrue();
+			assertThat(outer.isHeld()).isFalse();
+			outer.close();
+			// closing the stale handle left the new lease alone
+			assertThat(inner.isHeld()).isTrue();
+			assertThat(this.nodeB.tryAcquire(LockRequest.of("stale", Duration.ZERO, LEASE))).isEmpty();
+		}
+		assertThat(rows("stale")).isZero();
+		this.nodeB.acquire(LockRequest.of("stale", Duration.ZERO, LEASE)).close();
+	}
+
+	@Test
+	void aReEntryAfterAnotherNodeTookAnExpiredLeaseWaitsForItAndGetsALargerToken() {
+		LockHandle outer = this.nodeA.acquire(LockRequest.of("taken", LONG_WAIT, Duration.ofMillis(300)));
+		await().atMost(Duration.ofSeconds(10)).until(() -> !outer.isHeld());
+		LockHandle other = this.nodeB.acquire(LockRequest.of("taken", LONG_WAIT, LEASE));
+		assertThat(other.fencingToken()).isGreaterThan(outer.fencingToken());
+		assertThatExceptionOfType(LockAcquisitionException.class)
+			.isThrownBy(() -> this.nodeA.acquire(LockRequest.of("taken", Duration.ofMillis(200), LEASE)));
+		other.close();
+		try (LockHandle again = this.nodeA.acquire(LockRequest.of("taken", LONG_WAIT, LEASE))) {
+			assertThat(again.fencingToken()).isGreaterThan(other.fencingToken());
+		}
+		outer.close();
+		assertThat(rows("taken")).isZero();
+	}
+
+	@Test
+	void aReEntryAskingForARenewedLeaseInsideAFixedOneIsRefused() {
+		try (LockHandle outer = this.nodeA.acquire(LockRequest.of("fixed", LONG_WAIT, Duration.ofSeconds(20)))) {
+			assertThatExceptionOfType(DbLockException.class)
+				.isThrownBy(() -> this.nodeA
+					.acquire(new LockRequest("fixed", LONG_WAIT, LEASE, true, Duration.ZERO)))
+				.withMessageContaining("fixed lease");
+			assertThat(outer.isHeld()).isTrue();
+		}
+		assertThat(rows("fixed")).isZero();
+	}
+
+	@Test
+	void aReEntryAskingForALongerFixedLeaseExtendsIt() {
+		try (LockHandle outer = this.nodeA.acquire(LockRequest.of("longer", LONG_WAIT, Duration.ofSeconds(2)))) {
+			java.time.Instant before = outer.expiresAt();
+			try (LockHandle inner = this.nodeA.acquire(LockRequest.of("longer", LONG_WAIT, Duration.ofSeconds(20)))) {
+				assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
+				assertThat(inner.expiresAt()).isAfter(before.plusSeconds(10));
+				assertThat(this.repositoryA.renewCalls()).isEqualTo(1);
 			}
 		}
-		finally {
-			node.close();
+	}
+
+	@Test
+	void aFixedLeaseTakenOverByAnotherNodeIsNotHeldWithoutWaitingForIo() {
+		LockHandle handle = this.nodeA.acquire(LockRequest.of("short", LONG_WAIT, Duration.ofMillis(200)));
+		try (LockHandle other = this.nodeB.acquire(LockRequest.of("short", LONG_WAIT, LEASE))) {
+			assertThat(handle.isHeld()).isFalse();
+			assertThat(handle.lostSince()).isPresent();
+			assertThat(other.isHeld()).isTrue();
 		}
+		handle.close();
+	}
+
+	@Test
+	void aHandleClosedByAnotherThreadLeavesNothingInTheAcquiringThreadsContext() throws Exception {
+		LockHandle handle = this.nodeA.acquire(LockRequest.of("context", LONG_WAIT, LEASE));
+		assertThat(HeldLocks.innermost()).contains(handle);
+		Thread closer = new Thread(handle::close);
+		closer.start();
+		closer.join(TimeUnit.MINUTES.toMillis(1));
+		assertThat(HeldLocks.innermost()).isEmpty();
+		assertThat(rows("context")).isZero();
+	}
+
+	@Test
+	void insideATransactionTheLockIsReleasedWhenTheTransactionCompletes() {
+		org.springframework.transaction.support.TransactionTemplate transactions = new org.springframework.transaction.support.TransactionTemplate(
+				new org.springframework.jdbc.datasource.DataSourceTransactionManager(this.dataSource));
+		for (boolean rollback : new boolean[] { false, true }) {
+			transactions.executeWithoutResult((status) -> {
+				this.nodeA.acquire(LockRequest.of("in-tx", LONG_WAIT, LEASE)).close();
+				// released with the transaction: still taken for every node
+				assertThat(rows("in-tx")).isEqualTo(1);
+				assertThat(this.nodeB.tryAcquire(LockRequest.of("in-tx", Duration.ZERO, LEASE))).isEmpty();
+				// its own thread may take it again meanwhile
+				this.nodeA.acquire(LockRequest.of("in-tx", Duration.ZERO, LEASE)).close();
+				if (rollback) {
+					status.setRollbackOnly();
+				}
+			});
+			assertThat(rows("in-tx")).isZero();
+			this.nodeB.acquire(LockRequest.of("in-tx", Duration.ZERO, LEASE)).close();
+		}
+	}
+
+	@Test
+	void twoNodesShareAHotKeyInTurns() throws Exception {
+		LockEngine nodeA = new LockEngine(this.repositoryA, LockEngineSettings.of(BACKOFF).withLocalTurn(Duration.ofMillis(50)));
+		LockEngine nodeB = new LockEngine(this.repositoryB, LockEngineSettings.of(BACKOFF).withLocalTurn(Duration.ofMillis(50)));
+		int threadsPerNode = 4;
+		long end = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+		AtomicInteger[] acquired = { new AtomicInteger(), new AtomicInteger() };
+		AtomicInteger timeouts = new AtomicInteger();
+		AtomicInteger inside = new AtomicInteger();
+		AtomicInteger overlaps = new AtomicInteger();
+		try {
+			Concurrently.run(2 * threadsPerNode, (thread) -> {
+				LockEngine node = (thread % 2 == 0) ? nodeA : nodeB;
+				while (System.nanoTime() - end < 0) {
+					try (LockHandle lock = node.acquire(new LockRequest("hot", Duration.ofSeconds(5), LEASE, true, Duration.ZERO))) {
+						if (inside.incrementAndGet() > 1) {
+							overlaps.incrementAndGet();
+						}
+						java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(1).toNanos());
+						inside.decrementAndGet();
+						acquired[thread % 2].incrementAndGet();
+					}
+					catch (LockAcquisitionException ex) {
+						timeouts.incrementAndGet();
+					}
+				}
+			});
+		}
+		finally {
+			nodeA.close();
+			nodeB.close();
+		}
+		int total = acquired[0].get() + acquired[1].get();
+		assertThat(overlaps).hasValue(0);
+		assertThat(timeouts).hasValue(0);
+		assertThat(acquired[0].get()).as("node A's share of " + total).isGreaterThanOrEqualTo(total * 3 / 10);
+		assertThat(acquired[1].get()).as("node B's share of " + total).isGreaterThanOrEqualTo(total * 3 / 10);
 	}
 
 	@Test
@@ -403,9 +548,9 @@ abstract class LockEngineContractTests {
 		assertThat(this.repositoryA.acquireCalls()).isZero();
 	}
 
-	/** A released key's row is deleted in the background, soon after the release. */
+	/** A released key's row is deleted before the release returns. */
 	private void awaitNoRow(String key) {
-		await().atMost(Duration.ofSeconds(10)).until(() -> rows(key) == 0);
+		assertThat(rows(key)).isZero();
 	}
 
 	private int rows(String key) {

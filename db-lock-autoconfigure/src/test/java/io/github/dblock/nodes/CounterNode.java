@@ -41,7 +41,7 @@ public final class CounterNode {
 		try (HikariDataSource dataSource = new HikariDataSource(config);
 				LockEngine engine = new LockEngine(
 						new JdbcLockRepository(dataSource, SqlDialects.detect(dataSource, "db_lock")),
-						new Backoff(Duration.ofMillis(2), Duration.ofMillis(20)))) {
+						io.github.dblock.core.LockEngineSettings.of(new Backoff(Duration.ofMillis(2), Duration.ofMillis(20))))) {
 			JdbcTemplate jdbc = new JdbcTemplate(dataSource);
 			DbLockTemplate template = new DbLockTemplate(engine, "", Duration.ofMinutes(2), Duration.ofSeconds(30));
 			Concurrently.run(threads, (thread) -> {

@@ -35,7 +35,7 @@ final class DbLockTemplateContender extends AcquireReleaseContender<LockHandle> 
 			new JdbcTemplate(dataSource)
 				.update("DELETE FROM " + TABLE + " WHERE expires_at < " + dialect.now() + " - INTERVAL 1 HOUR");
 		}
-		this.engine = new LockEngine(new JdbcLockRepository(dataSource, dialect), LockTimes.BACKOFF);
+		this.engine = new LockEngine(new JdbcLockRepository(dataSource, dialect), io.github.dblock.core.LockEngineSettings.of(LockTimes.BACKOFF));
 		this.template = new DbLockTemplate(this.engine, "", LockTimes.WAIT, LockTimes.LEASE);
 	}
 

@@ -1,0 +1,58 @@
+package io.github.dblock.core;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+
+import io.github.dblock.DbLockException;
+import io.github.dblock.jdbc.Lease;
+import io.github.dblock.jdbc.LockRepository;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.dao.DataAccessException;
+
+/**
+ * The lease lock, the default: a row with an expiry in database time, taken with a fresh
+ * owner id per acquisition, released by a delete that checks owner and token. Releases
+ * that happen at the same moment share one statement and one commit
+ * ({@link GroupRelease}).
+ */
+final class LeaseMode implements LockMode {
+
+	private final LockRepository repository;
+
+	private final OwnerIds ownerIds = new OwnerIds();
+
+	private final GroupRelease releases;
+
+	LeaseMode(LockRepository repository) {
+		this.repository = repository;
+		this.releases = new GroupRelease(repository);
+	}
+
+	@Override
+	public @Nullable Lease acquire(LockRequest request) {
+		try {
+			return this.repository.tryAcquire(request.key(), this.ownerIds.next(), request.lease()).orElse(null);
+		}
+		catch (DataAccessException ex) {
+			throw new DbLockException("Could not acquire lock '" + request.key() + "': the database failed", ex);
+		}
+	}
+
+	@Override
+	public Optional<Instant> extend(Lease lease, Duration duration) {
+		return this.repository.renew(lease, duration);
+	}
+
+	@Override
+	public boolean release(Lease lease, Duration minimumHold) {
+		return minimumHold.isZero() ? this.releases.release(lease) : this.repository.release(lease, minimumHold);
+	}
+
+	@Override
+	public boolean cede(Lease lease, Duration wantedWithin) {
+		return this.repository.cede(lease, wantedWithin);
+	}
+
+}

@@ -1,0 +1,32 @@
+package io.github.dblock.core;
+
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The keys this JVM's threads want or hold, each with its gate; an entry lives while a
+ * thread or a hold uses it.
+ */
+final class LocalKeys {
+
+	private final ConcurrentHashMap<String, LocalKey> keys = new ConcurrentHashMap<>();
+
+	/** The key's entry, counting one more user. */
+	LocalKey enter(String key) {
+		return this.keys.compute(key, (k, local) -> {
+			LocalKey entered = (local != null) ? local : new LocalKey(k);
+			entered.users++;
+			return entered;
+		});
+	}
+
+	/** Counts one user less; the entry goes with the last. */
+	void exit(LocalKey local) {
+		this.keys.computeIfPresent(local.key, (k, current) -> (current == local && --current.users == 0) ? null : current);
+	}
+
+	/** How many keys have an entry. */
+	int size() {
+		return this.keys.size();
+	}
+
+}

@@ -1,0 +1,53 @@
+package io.github.dblock.core;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+
+import io.github.dblock.jdbc.Lease;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What one kind of lock does in the database, under the engine that does not care about
+ * the kind (reentrancy, the local gate, waiting, the watchdog, handles), the way a
+ * {@code PlatformTransactionManager} sits under Spring's transaction aspect. Every method
+ * returns once the database has answered; a release or a cede is committed when it
+ * returns.
+ */
+interface LockMode {
+
+	/**
+	 * One attempt to take a key.
+	 * @param request what is asked
+	 * @return the lease, or {@code null} if another owner holds the key
+	 * @throws io.github.dblock.DbLockException if the database failed
+	 */
+	@Nullable Lease acquire(LockRequest request);
+
+	/**
+	 * Extends a lease that this owner still holds to {@code duration} from the database's
+	 * now.
+	 * @param lease the lease
+	 * @param duration the new lease from now
+	 * @return its new end, or empty if it is no longer this owner's
+	 */
+	Optional<Instant> extend(Lease lease, Duration duration);
+
+	/**
+	 * Ends a lease, or, while {@code minimumHold} since its acquisition has not passed,
+	 * lets it end when it has.
+	 * @param lease the lease
+	 * @param minimumHold the minimum hold; zero for none
+	 * @return whether the lease was still this owner's
+	 */
+	boolean release(Lease lease, Duration minimumHold);
+
+	/**
+	 * Ends a lease if another owner asked for its key less than {@code wantedWithin} ago.
+	 * @param lease the lease
+	 * @param wantedWithin how recent the other owner's attempt must be
+	 * @return whether the lease was ended
+	 */
+	boolean cede(Lease lease, Duration wantedWithin);
+
+}

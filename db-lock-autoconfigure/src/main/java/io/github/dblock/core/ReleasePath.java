@@ -1,0 +1,187 @@
+package io.github.dblock.core;
+
+import java.time.Duration;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+/**
+ * What happens when a hold's last handle is closed: inside a transaction, nothing until the
+ * transaction completes; then the lease passes to the next local waiter, or, at the end of
+ * a local turn when another JVM asked for the key, goes back to the database and the next
+ * local waiter holds back; else it is ended in the database before the release returns.
+ */
+final class ReleasePath {
+
+	private static final Log logger = LogFactory.getLog(ReleasePath.class);
+
+	/** What becomes of a released lease. */
+	private enum Next {
+
+		/** To the next local waiter, as it is. */
+		HAND_ON,
+
+		/** Given back to the database for another JVM that asked for it. */
+		CEDED,
+
+		/** Ended in the database. */
+		END
+
+	}
+
+	private final LockMode mode;
+
+	private final LeaseWatchdog watchdog;
+
+	private final LocalKeys keys;
+
+	private final long turnNanos;
+
+	private final Duration wantedWithin;
+
+	private final long holdBackNanos;
+
+	ReleasePath(LockMode mode, LeaseWatchdog watchdog, LocalKeys keys, LockEngineSettings settings) {
+		this.mode = mode;
+		this.watchdog = watchdog;
+		this.keys = keys;
+		this.turnNanos = settings.localTurn().toNanos();
+		this.wantedWithin = settings.wantedWithin();
+		this.holdBackNanos = settings.holdBack().toNanos();
+	}
+
+	/** Releases a hold whose count came to zero, after the current transaction if there is one. */
+	void release(Hold hold) {
+		if (TransactionSynchronizationManager.isSynchronizationActive()
+				&& TransactionSynchronizationManager.isActualTransactionActive()) {
+			// the data written under the lock commits with the transaction: the next holder must see it
+			if (hold.defer()) {
+				TransactionSynchronizationManager.registerSynchronization(new AfterCompletion(hold));
+			}
+			return;
+		}
+		releaseNow(hold);
+	}
+
+	private void releaseNow(Hold hold) {
+		HeldLease lease = hold.lease;
+		LocalKey local = lease.local;
+		try {
+			if (local.hold != hold) {
+				// superseded by a fresh acquisition of its thread: the gate and the key are the new hold's
+				hold.done = true;
+				return;
+			}
+			if (lease.remainingNanos() <= 0 && lease.lostAt == null) {
+				hold.lost(lease.deadlineInstant());
+				logger.warn("Lock '" + lease.lease.key() + "' was released after its lease ended on the local clock (at "
+						+ lease.deadlineInstant() + "): another owner may have held it meanwhile");
+			}
+			local.hold = null;
+			hold.done = true;
+			switch (next(hold)) {
+				case HAND_ON -> {
+					if (!local.gate.handOn(lease)) {
+						endAndLeave(lease, hold.request.minimumHold());
+					}
+				}
+				case CEDED -> local.gate.leave(System.nanoTime() + this.holdBackNanos);
+				case END -> endAndLeave(lease, hold.request.minimumHold());
+			}
+		}
+		finally {
+			this.keys.exit(local);
+		}
+	}
+
+	private Next next(Hold hold) {
+		HeldLease lease = hold.lease;
+		if (!hold.request.minimumHold().isZero() || !lease.canHandOn() || lease.local.gate.queued() == 0) {
+			return Next.END;
+		}
+		if (System.nanoTime() - lease.turnStart < this.turnNanos) {
+			return Next.HAND_ON;
+		}
+		return cedeIfWanted(lease) ? Next.CEDED : Next.HAND_ON;
+	}
+
+	/** At the end of a turn: gives the lease up if another JVM asked for it, else starts a new turn. */
+	private boolean cedeIfWanted(HeldLease lease) {
+		lease.io.lock();
+		try {
+			if (this.mode.cede(lease.current(), this.wantedWithin)) {
+				lease.ended = true;
+				this.watchdog.unwatch(lease);
+				return true;
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not ask whether lock '" + lease.lease.key() + "' is wanted elsewhere; keeping it", ex);
+		}
+		finally {
+			lease.io.unlock();
+		}
+		lease.turnStart = System.nanoTime();
+		return false;
+	}
+
+	private void endAndLeave(HeldLease lease, Duration minimumHold) {
+		try {
+			end(lease, minimumHold);
+		}
+		finally {
+			lease.local.gate.leave();
+		}
+	}
+
+	/**
+	 * Ends a lease in the database, once, and returns after the commit; a row found gone or
+	 * another owner's marks the lease lost. Never throws: a lease that could not be ended
+	 * ends at its expiry.
+	 */
+	void end(HeldLease lease, Duration minimumHold) {
+		lease.io.lock();
+		try {
+			if (lease.ended) {
+				return;
+			}
+			try {
+				if (!this.mode.release(lease.current(), minimumHold)) {
+					lease.lost("its row was gone or another owner's when released (its lease ended at " + lease.expiresAt
+							+ ")");
+				}
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Could not release lock '" + lease.lease.key() + "' (owner " + lease.lease.owner()
+						+ "); it stays taken until its lease ends at " + lease.expiresAt, ex);
+			}
+			lease.ended = true;
+			this.watchdog.unwatch(lease);
+		}
+		finally {
+			lease.io.unlock();
+		}
+	}
+
+	/** Releases a hold once the transaction it was released in has completed. */
+	private final class AfterCompletion implements TransactionSynchronization {
+
+		private final Hold hold;
+
+		AfterCompletion(Hold hold) {
+			this.hold = hold;
+		}
+
+		@Override
+		public void afterCompletion(int status) {
+			if (this.hold.completed()) {
+				releaseNow(this.hold);
+			}
+		}
+
+	}
+
+}
