@@ -37,26 +37,32 @@ public interface LockHandle extends AutoCloseable {
 	Instant expiresAt();
 
 	/**
-	 * Whether this handle still holds the lock: not closed, and the lease not lost.
+	 * Whether this handle still holds the lock: not closed, the lease not found lost, and
+	 * its time not over on the local clock (the time the statement that took or last
+	 * renewed it was sent, plus the lease). Never waits for I/O: a fixed lease says
+	 * {@code false} from the moment it may have ended, whether or not another owner has
+	 * taken the key since.
 	 * @return whether held
 	 */
 	boolean isHeld();
 
 	/**
-	 * When the lease was found lost: taken over by another owner after it expired, its row
-	 * deleted, or the database unreachable until it ended. A lost lease is also logged at
-	 * ERROR, and {@code @DbLock} reports it per {@code db-lock.on-lost-lease}.
-	 * @return the instant it was found lost, or empty while held or after a normal release
+	 * When the lease was lost while this handle's acquisition held it: found taken over by
+	 * another owner or deleted, not renewed before it ended, or its time over on the local
+	 * clock before it was released (then the instant it ended). A lease found lost is also
+	 * logged at ERROR, and {@code @DbLock} reports it per {@code db-lock.on-lost-lease}.
+	 * @return the instant it was lost, or empty while held or after a release in time
 	 */
 	Optional<Instant> lostSince();
 
 	/**
-	 * Releases the lock, or counts one reentrant hold down. By default the lock's row is
-	 * deleted by a background thread a moment later, together with other released locks'
-	 * (threads of this application can take the lock at once; see
-	 * {@code db-lock.release.background}); a lease that may have ended is released before
-	 * this method returns, so that its loss is reported. Never throws for a database
-	 * failure: the lease then ends at {@link #expiresAt()}, and the failure is logged.
+	 * Releases the lock, or counts one reentrant hold down. When this returns, the lock's
+	 * row is deleted and the delete committed, so that another node finds the key free,
+	 * unless a thread of this application was already waiting for the key: it then gets
+	 * the lease directly (within a bounded local turn). Inside a transaction the release
+	 * waits for the transaction to complete (commit or rollback), so that the next holder
+	 * sees what was written under the lock. Never throws for a database failure: the lease
+	 * then ends at {@link #expiresAt()}, and the failure is logged.
 	 */
 	@Override
 	void close();
