@@ -135,6 +135,29 @@ abstract class DbLockApplicationContractTests {
 	}
 
 	@Test
+	void calledInsideAnOuterTransactionTheLockOutlivesItsCommitAndNoUpdateIsLost() throws Exception {
+		int threadsPerNode = 6;
+		int callsPerThread = 8;
+		AtomicInteger committedWithoutLock = new AtomicInteger();
+		runOnBothNodes(threadsPerNode, (service) -> {
+			TransactionTemplate outer = new TransactionTemplate(
+					(service == service(this.nodeA) ? this.nodeA : this.nodeB).getBean(PlatformTransactionManager.class));
+			for (int i = 0; i < callsPerThread; i++) {
+				// the method's @Transactional joins the outer transaction, which commits after the method returns
+				outer.executeWithoutResult((status) -> service.incrementInTransaction(1, () -> {
+					if (lockRows("counter:1") == 0) {
+						committedWithoutLock.incrementAndGet();
+					}
+				}));
+			}
+		});
+		assertThat(committedWithoutLock).hasValue(0);
+		assertThat(CounterService.overlaps).hasValue(0);
+		assertThat(counter(1)).isEqualTo(2L * threadsPerNode * callsPerThread);
+		assertThat(lockRows("counter:1")).isZero();
+	}
+
+	@Test
 	void theLockCommitsOnItsOwnAndARolledBackCallerLeavesNoLockBehind() {
 		TransactionTemplate transaction = new TransactionTemplate(this.nodeA.getBean(PlatformTransactionManager.class));
 		AtomicInteger seenFromNodeB = new AtomicInteger(-1);
@@ -183,8 +206,7 @@ abstract class DbLockApplicationContractTests {
 			node.getBean(HikariDataSource.class).getHikariConfigMXBean().setMaximumPoolSize(1);
 			node.getBean(HikariDataSource.class).getHikariPoolMXBean().softEvictConnections();
 			int cycles = 100;
-			// a new key every cycle, so that every cycle reaches the database (a key locked again at once is
-			// taken over in the JVM while its release is pending, with no statement)
+			// a new key every cycle
 			AtomicInteger ids = new AtomicInteger(1000);
 			Runnable viaTemplate = () -> template.acquire("counted:" + ids.incrementAndGet(), null, null).close();
 			Runnable viaAnnotation = () -> service.run(ids.incrementAndGet(), () -> {
@@ -238,7 +260,7 @@ abstract class DbLockApplicationContractTests {
 		return this.jdbc.queryForObject("SELECT counter_value FROM db_lock_test_counter WHERE id = ?", Long.class, id);
 	}
 
-	/** Waits, through another data source, for the rows of locks released in the background to go. */
+	/** Waits, through another data source, for the rows of released locks to be gone. */
 	private void awaitNoLockRows() {
 		await().atMost(Duration.ofSeconds(10))
 			.until(() -> this.jdbc.queryForObject("SELECT COUNT(*) FROM " + TestDatabase.TABLE, Integer.class) == 0);
