@@ -6,7 +6,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * H2 2.x, in its own mode and in its MySQL and PostgreSQL compatibility modes: a
  * {@code MERGE ... USING} read through {@code FINAL TABLE} takes a free key or an expired
- * lease in one statement.
+ * lease, or marks a held key as wanted, in one statement.
  */
 public class H2Dialect extends SqlDialect {
 
@@ -25,7 +25,8 @@ public class H2Dialect extends SqlDialect {
 				  ON t.lock_key = s.k
 				  WHEN MATCHED AND t.expires_at <= %2$s THEN UPDATE SET
 				    owner = s.o, token = NEXT VALUE FOR %1$s_token_seq,
-				    acquired_at = %2$s, expires_at = %3$s
+				    acquired_at = %2$s, expires_at = %3$s, wanted_at = NULL
+				  WHEN MATCHED THEN UPDATE SET wanted_at = %2$s
 				  WHEN NOT MATCHED THEN INSERT (lock_key, owner, token, acquired_at, expires_at)
 				    VALUES (s.k, s.o, NEXT VALUE FOR %1$s_token_seq, %2$s, %3$s))"""
 			.formatted(table(), now(), "DATEADD(MICROSECOND, s.us, " + now() + ")"));

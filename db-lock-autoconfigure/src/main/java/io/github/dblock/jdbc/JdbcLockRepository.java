@@ -94,7 +94,7 @@ public class JdbcLockRepository implements LockRepository {
 
 	@Override
 	public boolean cede(Lease lease, Duration wantedWithin) {
-		throw new UnsupportedOperationException("not yet");
+		return retryingContention(() -> outsideTransaction((jdbc) -> this.dialect.cede(jdbc, lease, wantedWithin)));
 	}
 
 	@Override

@@ -22,8 +22,9 @@ import org.springframework.jdbc.support.KeyHolder;
  * What MySQL and MariaDB share. A plain {@code INSERT} takes a free key: the cheapest
  * statement InnoDB has, and its {@code AUTO_INCREMENT} column gives the fencing token in
  * the reply, persisted across restarts (MySQL 8.0, MariaDB 10.2.4 and later). On a
- * duplicate key, a {@code DELETE} that checks expiry with {@code UTC_TIMESTAMP(6)} removes
- * an expired lease and the insert is tried once more. Times are {@code DATETIME(6)} in UTC,
+ * duplicate key, an {@code UPDATE} marks a lease that has not expired as wanted (by
+ * {@code UTC_TIMESTAMP(6)}), and if there was none, a {@code DELETE} that checks expiry
+ * removes an expired lease and the insert is tried once more. Times are {@code DATETIME(6)} in UTC,
  * independent of the session time zone. Neither database returns values from an
  * {@code INSERT} in its reply, so the lease end reported to the caller is the database's
  * time estimated from an offset measured once, rounded down; the database alone decides
@@ -38,6 +39,8 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 
 	private final String deleteExpiredKeySql;
 
+	private final String markWantedSql;
+
 	private volatile @Nullable Duration clockOffset;
 
 	MySqlFamilyDialect(String name, String table) {
@@ -45,6 +48,8 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 		this.insertSql = "INSERT INTO %s (lock_key, owner, acquired_at, expires_at) VALUES (?, ?, %s, %s)"
 			.formatted(table(), now(), plusMicros(now()));
 		this.deleteExpiredKeySql = "DELETE FROM %s WHERE lock_key = ? AND expires_at <= %s".formatted(table(), now());
+		this.markWantedSql = "UPDATE %1$s SET wanted_at = %2$s WHERE lock_key = ? AND expires_at > %2$s"
+			.formatted(table(), now());
 	}
 
 	@Override
@@ -71,7 +76,7 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 	public Optional<Lease> tryAcquire(JdbcOperations jdbc, String key, String owner, Duration lease) {
 		Duration offset = clockOffset(jdbc);
 		Lease inserted = insert(jdbc, key, owner, lease, offset);
-		if (inserted == null && jdbc.update(this.deleteExpiredKeySql, key) == 1) {
+		if (inserted == null && jdbc.update(this.markWantedSql, key) == 0 && jdbc.update(this.deleteExpiredKeySql, key) == 1) {
 			inserted = insert(jdbc, key, owner, lease, offset);
 		}
 		return Optional.ofNullable(inserted);

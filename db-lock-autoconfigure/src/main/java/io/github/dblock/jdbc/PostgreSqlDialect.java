@@ -4,9 +4,11 @@ import org.jspecify.annotations.Nullable;
 
 
 /**
- * PostgreSQL 14 and later: one {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE <expired>
- * RETURNING} takes a free key or an expired lease. Time is {@code clock_timestamp()}, not
- * {@code CURRENT_TIMESTAMP}, which is frozen at the start of a transaction.
+ * PostgreSQL 14 and later: one {@code INSERT ... ON CONFLICT DO UPDATE ... RETURNING} takes
+ * a free key or an expired lease, or marks a held key as wanted. Time is
+ * {@code clock_timestamp()}, not {@code CURRENT_TIMESTAMP}, which is frozen at the start of
+ * a transaction; expiry is compared with the one value the statement read
+ * ({@code EXCLUDED.acquired_at}), so that every column decides alike.
  */
 public class PostgreSqlDialect extends SqlDialect {
 
@@ -22,10 +24,13 @@ public class PostgreSqlDialect extends SqlDialect {
 				INSERT INTO %1$s AS l (lock_key, owner, token, acquired_at, expires_at)
 				VALUES (?, ?, nextval('%1$s_token_seq'), %2$s, %3$s)
 				ON CONFLICT (lock_key) DO UPDATE SET
-				  owner = EXCLUDED.owner, token = EXCLUDED.token,
-				  acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at
-				WHERE l.expires_at <= %2$s
-				RETURNING owner, token, expires_at""".formatted(table(), now(), plusMicros(now())));
+				  owner = CASE WHEN %4$s THEN EXCLUDED.owner ELSE l.owner END,
+				  token = CASE WHEN %4$s THEN EXCLUDED.token ELSE l.token END,
+				  acquired_at = CASE WHEN %4$s THEN EXCLUDED.acquired_at ELSE l.acquired_at END,
+				  expires_at = CASE WHEN %4$s THEN EXCLUDED.expires_at ELSE l.expires_at END,
+				  wanted_at = CASE WHEN %4$s THEN NULL ELSE EXCLUDED.acquired_at END
+				RETURNING owner, token, expires_at""".formatted(table(), now(), plusMicros(now()),
+				"l.expires_at <= EXCLUDED.acquired_at"));
 	}
 
 	@Override

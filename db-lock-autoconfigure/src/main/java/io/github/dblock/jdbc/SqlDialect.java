@@ -36,6 +36,8 @@ public abstract class SqlDialect {
 
 	private final String deleteExpiredSql;
 
+	private final String cedeSql;
+
 	/** The statements of {@link #releaseAll}, by the number of leases they end. */
 	private final AtomicReferenceArray<String> releaseAllSql = new AtomicReferenceArray<>(129);
 
@@ -54,6 +56,7 @@ public abstract class SqlDialect {
 		this.renewSql = "UPDATE " + table + " SET expires_at = " + plusMicros(now()) + heldBy;
 		this.expiresAtSql = "SELECT expires_at FROM " + table + heldBy;
 		this.deleteExpiredSql = deleteExpiredSql(table);
+		this.cedeSql = "DELETE FROM " + table + heldBy + " AND wanted_at > " + plusMicros(now());
 	}
 
 	/**
@@ -96,15 +99,18 @@ public abstract class SqlDialect {
 
 	/**
 	 * The statement that takes a free or expired key, with the parameters key, owner and
-	 * lease in microseconds. Used by {@link #tryAcquire}, it returns the columns
-	 * {@code owner}, {@code token} and {@code expires_at} of the row it wrote or found; a
-	 * dialect that overrides {@code tryAcquire} returns the first statement it runs.
+	 * lease in microseconds, and marks a key held by another owner as wanted
+	 * ({@code wanted_at}, see {@link #cede}); a take-over clears the mark. Used by
+	 * {@link #tryAcquire}, it returns the columns {@code owner}, {@code token} and
+	 * {@code expires_at} of the row it wrote or found; a dialect that overrides
+	 * {@code tryAcquire} returns the first statement it runs.
 	 * @return the SQL
 	 */
 	protected abstract String acquireSql();
 
 	/**
-	 * Takes a free or expired key in as few statements as the database allows.
+	 * Takes a free or expired key in as few statements as the database allows; on a key
+	 * another owner holds, marks it as wanted.
 	 * @param jdbc runs the statements, each in autocommit
 	 * @param key the lock key
 	 * @param owner the owner id for this acquisition
@@ -190,6 +196,18 @@ public abstract class SqlDialect {
 				lease.token())
 			.stream()
 			.findFirst();
+	}
+
+	/**
+	 * Ends a lease, if its owner and token still hold it, only if another owner's attempt
+	 * marked the key as wanted less than {@code wantedWithin} ago.
+	 * @param jdbc runs the statement
+	 * @param lease the lease
+	 * @param wantedWithin how recent the other owner's attempt must be
+	 * @return whether the lease was ended
+	 */
+	public boolean cede(JdbcOperations jdbc, Lease lease, Duration wantedWithin) {
+		return jdbc.update(this.cedeSql, lease.key(), lease.owner(), lease.token(), -micros(wantedWithin)) == 1;
 	}
 
 	/**

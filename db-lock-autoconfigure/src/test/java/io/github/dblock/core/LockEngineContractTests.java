@@ -525,6 +525,8 @@ abstract class LockEngineContractTests {
 			nodeB.close();
 		}
 		int total = acquired[0].get() + acquired[1].get();
+		System.out.println(database() + " hot key, 2 engines x " + threadsPerNode + " threads, 3 s: node A " + acquired[0]
+				+ ", node B " + acquired[1] + ", timeouts " + timeouts);
 		assertThat(overlaps).hasValue(0);
 		assertThat(timeouts).hasValue(0);
 		assertThat(acquired[0].get()).as("node A's share of " + total).isGreaterThanOrEqualTo(total * 3 / 10);

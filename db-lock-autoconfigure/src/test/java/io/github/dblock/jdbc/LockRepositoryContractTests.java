@@ -98,6 +98,49 @@ abstract class LockRepositoryContractTests {
 	}
 
 	@Test
+	void anAttemptOnAHeldKeyMarksItWantedAndTheHolderCanCedeIt() {
+		Lease held = this.repository.tryAcquire("wanted", "owner-1", LONG_LEASE).orElseThrow();
+		assertThat(this.repository.cede(held, Duration.ofSeconds(5))).isFalse();
+		assertThat(this.repository.renew(held, LONG_LEASE)).isPresent();
+		assertThat(this.repository.tryAcquire("wanted", "owner-2", LONG_LEASE)).isEmpty();
+		// only with the holder's owner and token
+		assertThat(this.repository.cede(new Lease("wanted", "owner-2", held.token(), held.expiresAt()),
+				Duration.ofSeconds(5)))
+			.isFalse();
+		assertThat(this.repository.cede(new Lease("wanted", "owner-1", held.token() + 1, held.expiresAt()),
+				Duration.ofSeconds(5)))
+			.isFalse();
+		assertThat(this.repository.cede(held, Duration.ofSeconds(5))).isTrue();
+		assertThat(this.repository.tryAcquire("wanted", "owner-2", LONG_LEASE)).isPresent();
+	}
+
+	@Test
+	void anAttemptOlderThanTheWindowDoesNotCount() {
+		Lease held = this.repository.tryAcquire("long-ago", "owner-1", LONG_LEASE).orElseThrow();
+		assertThat(this.repository.tryAcquire("long-ago", "owner-2", LONG_LEASE)).isEmpty();
+		java.time.Instant marked = DatabaseClock.now(this.jdbc, this.dialect);
+		await().atMost(Duration.ofSeconds(10))
+			.pollInterval(Duration.ofMillis(20))
+			.until(() -> DatabaseClock.now(this.jdbc, this.dialect).isAfter(marked.plusMillis(300)));
+		assertThat(this.repository.cede(held, Duration.ofMillis(200))).isFalse();
+		assertThat(this.repository.renew(held, LONG_LEASE)).isPresent();
+	}
+
+	@Test
+	void theTakeOverOfAnExpiredLeaseClearsTheMark() {
+		Lease first = this.repository.tryAcquire("mark-cleared", "owner-1", Duration.ofMillis(200)).orElseThrow();
+		assertThat(this.repository.tryAcquire("mark-cleared", "owner-2", LONG_LEASE)).isEmpty();
+		Lease second = await().atMost(Duration.ofSeconds(10))
+			.pollInterval(Duration.ofMillis(20))
+			.until(() -> this.repository.tryAcquire("mark-cleared", "owner-2", LONG_LEASE), Optional::isPresent)
+			.orElseThrow();
+		assertThat(second.token()).isGreaterThan(first.token());
+		assertThat(this.repository.cede(second, Duration.ofSeconds(5))).isFalse();
+		assertThat(this.repository.cede(first, Duration.ofSeconds(5))).isFalse();
+		assertThat(this.repository.tryAcquire("mark-cleared", "owner-3", LONG_LEASE)).isEmpty();
+	}
+
+	@Test
 	void onlyTheOwnerWithItsTokenReleases() {
 		Lease lease = this.repository.tryAcquire("owned", "owner-1", LONG_LEASE).orElseThrow();
 		assertThat(this.repository.release(new Lease("owned", "owner-2", lease.token(), lease.expiresAt()),
