@@ -534,6 +534,61 @@ abstract class LockEngineContractTests {
 	}
 
 	@Test
+	void aFailedRenewalIsTriedAgainAtTheNextSweepNotAWholeIntervalLater() {
+		java.util.concurrent.atomic.AtomicInteger failures = new java.util.concurrent.atomic.AtomicInteger(1);
+		io.github.dblock.jdbc.LockRepository failingOnce = new io.github.dblock.jdbc.LockRepository() {
+			@Override
+			public java.util.Optional<io.github.dblock.jdbc.Lease> tryAcquire(String key, String owner, Duration lease) {
+				return LockEngineContractTests.this.jdbcRepository.tryAcquire(key, owner, lease);
+			}
+
+			@Override
+			public boolean cede(io.github.dblock.jdbc.Lease lease, Duration wantedWithin) {
+				return LockEngineContractTests.this.jdbcRepository.cede(lease, wantedWithin);
+			}
+
+			@Override
+			public boolean release(io.github.dblock.jdbc.Lease lease, Duration minimumHold) {
+				return LockEngineContractTests.this.jdbcRepository.release(lease, minimumHold);
+			}
+
+			@Override
+			public java.util.Optional<java.time.Instant> renew(io.github.dblock.jdbc.Lease lease, Duration duration) {
+				if (failures.getAndDecrement() > 0) {
+					throw new org.springframework.dao.DataAccessResourceFailureException("connection reset");
+				}
+				return LockEngineContractTests.this.jdbcRepository.renew(lease, duration);
+			}
+
+			@Override
+			public int deleteExpired(int limit) {
+				return LockEngineContractTests.this.jdbcRepository.deleteExpired(limit);
+			}
+
+			@Override
+			public int maxKeyLength() {
+				return LockEngineContractTests.this.jdbcRepository.maxKeyLength();
+			}
+		};
+		// renewed at 1.2 s of a 2 s lease: a retry only at the next interval (2.4 s) would come after its end
+		LockEngine node = new LockEngine(failingOnce,
+				LockEngineSettings.of(BACKOFF).withRenewInterval(Duration.ofMillis(1200)));
+		try (LockHandle handle = node.acquire(new LockRequest("flaky", LONG_WAIT, Duration.ofSeconds(2), true,
+				Duration.ZERO))) {
+			await().atMost(Duration.ofSeconds(10)).until(() -> failures.get() < 0);
+			long renewedAt = System.nanoTime();
+			// past the end the lease would have had without the retry
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> System.nanoTime() - renewedAt >= Duration.ofMillis(1500).toNanos());
+			assertThat(handle.isHeld()).isTrue();
+			assertThat(this.nodeB.tryAcquire(LockRequest.of("flaky", Duration.ZERO, LEASE))).isEmpty();
+		}
+		finally {
+			node.close();
+		}
+	}
+
+	@Test
 	void badArgumentsAreRejectedWithoutSql() {
 		assertThatExceptionOfType(DbLockException.class)
 			.isThrownBy(() -> this.nodeA.acquire(LockRequest.of(" ", LONG_WAIT, LEASE)))
