@@ -3,13 +3,9 @@ package io.github.dblock.nodes;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.DbLockTemplate;
-import io.github.dblock.core.Backoff;
 import io.github.dblock.core.LockEngine;
-import io.github.dblock.jdbc.JdbcLockRepository;
-import io.github.dblock.jdbc.SqlDialects;
 import io.github.dblock.testsupport.Concurrently;
 
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -30,18 +26,11 @@ public final class CounterNode {
 	 * @throws Exception on any failure (the exit code is then not 0)
 	 */
 	public static void main(String[] args) throws Exception {
-		HikariConfig config = new HikariConfig();
-		config.setJdbcUrl(args[0]);
-		config.setUsername(args[1]);
-		config.setPassword(args[2]);
-		config.setMaximumPoolSize(8);
 		int threads = Integer.parseInt(args[3]);
 		int increments = Integer.parseInt(args[4]);
 		AtomicInteger overlaps = new AtomicInteger();
-		try (HikariDataSource dataSource = new HikariDataSource(config);
-				LockEngine engine = new LockEngine(
-						new JdbcLockRepository(dataSource, SqlDialects.detect(dataSource, "db_lock")),
-						io.github.dblock.core.LockEngineSettings.of(new Backoff(Duration.ofMillis(2), Duration.ofMillis(20))))) {
+		try (HikariDataSource dataSource = NodeSupport.dataSource(args[0], args[1], args[2], 8);
+				LockEngine engine = NodeSupport.engine(dataSource)) {
 			JdbcTemplate jdbc = new JdbcTemplate(dataSource);
 			DbLockTemplate template = new DbLockTemplate(engine, "", Duration.ofMinutes(2), Duration.ofSeconds(30));
 			Concurrently.run(threads, (thread) -> {

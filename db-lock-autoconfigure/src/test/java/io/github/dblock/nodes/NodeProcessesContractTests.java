@@ -1,0 +1,194 @@
+package io.github.dblock.nodes;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.github.dblock.testsupport.TestDatabase;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * What a caller relies on across nodes, with nodes that are separate JVM processes on one
+ * database: no node starves on a hot key, a release is visible when it returns, a lock
+ * taken inside a transaction outlives its commit, and a randomized history of three nodes
+ * has no overlap, no token out of order and no refusal without a holder.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class NodeProcessesContractTests {
+
+	private HikariDataSource dataSource;
+
+	private JdbcTemplate jdbc;
+
+	protected abstract TestDatabase database();
+
+	@BeforeAll
+	void createTables() {
+		this.dataSource = database().dataSource(2);
+		this.jdbc = new JdbcTemplate(this.dataSource);
+		this.jdbc.execute("CREATE TABLE IF NOT EXISTS db_lock_test_fence (id INT PRIMARY KEY, token BIGINT)");
+		this.jdbc.execute("CREATE TABLE IF NOT EXISTS db_lock_test_turn (id INT PRIMARY KEY, turn INT, rounds INT)");
+		this.jdbc.execute("CREATE TABLE IF NOT EXISTS db_lock_test_process_counter "
+				+ "(id INT PRIMARY KEY, counter_value BIGINT, holders INT)");
+	}
+
+	@AfterAll
+	void closeDataSource() {
+		if (this.dataSource != null) {
+			this.dataSource.close();
+		}
+	}
+
+	@Test
+	void twoNodesOnAHotKeyBothGetAShareAndNobodyTimesOut() throws Exception {
+		reset("db_lock_test_fence", "INSERT INTO db_lock_test_fence (id, token) VALUES (1, 0)");
+		int threads = 8;
+		long durationMillis = 6000;
+		long start = System.currentTimeMillis() + 3000;
+		List<Map<String, String>> nodes = NodeSupport.run(2, HotKeyNode.class, database().connection(),
+				(node) -> new Object[] { threads, start, durationMillis });
+		long total = nodes.stream().mapToLong((node) -> Long.parseLong(node.get("acquired"))).sum();
+		long held = nodes.stream().mapToLong((node) -> Long.parseLong(node.get("heldNanos"))).sum();
+		System.out.printf("%s hot key, 2 processes x %d threads, %d ms: acquisitions %s, timeouts %s, utilisation %.1f%%%n",
+				database(), threads, durationMillis, nodes.stream().map((node) -> node.get("acquired")).toList(),
+				nodes.stream().map((node) -> node.get("timeouts")).toList(), 100.0 * held / (durationMillis * 1e6));
+		for (Map<String, String> node : nodes) {
+			assertThat(node.get("fenceViolations")).isEqualTo("0");
+			assertThat(node.get("timeouts")).isEqualTo("0");
+			assertThat(Long.parseLong(node.get("acquired"))).as("a node's share of " + total)
+				.isGreaterThanOrEqualTo(total * 3 / 10);
+		}
+	}
+
+	@Test
+	void aReleaseIsVisibleToTheOtherNodeWhenCloseReturns() throws Exception {
+		reset("db_lock_test_turn", "INSERT INTO db_lock_test_turn (id, turn, rounds) VALUES (1, 0, 0)");
+		int turns = 40;
+		List<Map<String, String>> nodes = NodeSupport.run(2, PingPongNode.class, database().connection(),
+				(node) -> new Object[] { node, turns });
+		System.out.println(database() + " ping-pong refusals: " + nodes.stream().map((node) -> node.get("refusals")).toList());
+		for (Map<String, String> node : nodes) {
+			assertThat(node.get("refusals")).isEqualTo("0");
+		}
+		assertThat(this.jdbc.queryForObject("SELECT rounds FROM db_lock_test_turn WHERE id = 1", Integer.class))
+			.isEqualTo(2 * turns);
+	}
+
+	@Test
+	void aLockReleasedInsideATransactionOutlivesItsCommitOnEveryNode() throws Exception {
+		reset("db_lock_test_process_counter",
+				"INSERT INTO db_lock_test_process_counter (id, counter_value, holders) VALUES (1, 0, 0)");
+		int threads = 8;
+		int increments = 50;
+		NodeSupport.run(2, OuterTransactionNode.class, database().connection(),
+				(node) -> new Object[] { threads, increments });
+		assertThat(this.jdbc.queryForObject("SELECT counter_value FROM db_lock_test_process_counter WHERE id = 1",
+				Long.class))
+			.isEqualTo(2L * threads * increments);
+	}
+
+	@Test
+	void aRandomizedHistoryOfThreeNodesHasNoOverlapNoTokenOutOfOrderAndNoRefusalWithoutAHolder(@TempDir Path dir)
+			throws Exception {
+		int nodes = 3;
+		long start = System.currentTimeMillis() + 3000;
+		NodeSupport.run(nodes, ChaosNode.class, database().connection(),
+				(node) -> new Object[] { node, start, 20_000, dir.resolve("history-" + node + ".csv") });
+		List<Hold> holds = new ArrayList<>();
+		List<Span> refusals = new ArrayList<>();
+		List<Span> timeouts = new ArrayList<>();
+		for (int node = 0; node < nodes; node++) {
+			for (String line : Files.readAllLines(dir.resolve("history-" + node + ".csv"), StandardCharsets.UTF_8)) {
+				String[] f = line.split(",");
+				switch (f[0]) {
+					case "H" -> holds.add(new Hold(Integer.parseInt(f[1]), Integer.parseInt(f[2]), f[3], Long.parseLong(f[4]),
+							Long.parseLong(f[5]), Long.parseLong(f[6]), Long.parseLong(f[7]), Long.parseLong(f[8]),
+							Boolean.parseBoolean(f[9]), Boolean.parseBoolean(f[10])));
+					case "R" -> refusals.add(Span.of(f));
+					default -> timeouts.add(Span.of(f));
+				}
+			}
+		}
+		int overlaps = 0;
+		int tokensOutOfOrder = 0;
+		Map<String, List<Hold>> byKey = holds.stream()
+			.filter((hold) -> !hold.reentry())
+			.collect(Collectors.groupingBy(Hold::key));
+		for (List<Hold> ofKey : byKey.values()) {
+			ofKey.sort(Comparator.comparingLong(Hold::acquired));
+			long validUntil = Long.MIN_VALUE;
+			long lastToken = Long.MIN_VALUE;
+			for (Hold hold : ofKey) {
+				if (hold.token() <= lastToken) {
+					tokensOutOfOrder++;
+				}
+				lastToken = hold.token();
+				if (hold.valid()) {
+					if (hold.acquired() < validUntil) {
+						overlaps++;
+					}
+					validUntil = Math.max(validUntil, hold.beforeClose());
+				}
+			}
+		}
+		int refusedWithoutHolder = 0;
+		for (Span refusal : refusals) {
+			boolean held = holds.stream()
+				.anyMatch((hold) -> hold.key().equals(refusal.key()) && hold.before() <= refusal.after()
+						&& hold.afterClose() >= refusal.before());
+			// a thread of its own node waiting in the local queue refuses it too
+			boolean queued = timeouts.stream()
+				.anyMatch((wait) -> wait.node() == refusal.node() && wait.key().equals(refusal.key())
+						&& wait.before() <= refusal.after() && wait.after() >= refusal.before());
+			if (!held && !queued) {
+				refusedWithoutHolder++;
+			}
+		}
+		long stale = holds.stream().filter((hold) -> !hold.valid()).count();
+		System.out.printf(
+				"%s safety checker, %d nodes: %d holds (%d re-entries, %d not valid at close), %d refusals, %d timeouts; "
+						+ "overlaps %d, tokens out of order %d, refusals without a holder %d%n",
+				database(), nodes, holds.size(), holds.stream().filter(Hold::reentry).count(), stale, refusals.size(),
+				timeouts.size(), overlaps, tokensOutOfOrder, refusedWithoutHolder);
+		assertThat(holds).hasSizeGreaterThan(100);
+		assertThat(stale).as("holds that slept past their fixed lease").isPositive();
+		assertThat(overlaps).isZero();
+		assertThat(tokensOutOfOrder).isZero();
+		assertThat(refusedWithoutHolder).isZero();
+	}
+
+	private void reset(String table, String insert) {
+		this.jdbc.update("DELETE FROM " + table);
+		this.jdbc.update(insert);
+		this.jdbc.update("DELETE FROM " + TestDatabase.TABLE);
+	}
+
+	/** A hold in a node's history; times are the database's, in microseconds. */
+	record Hold(int node, int thread, String key, long token, long before, long acquired, long beforeClose,
+			long afterClose, boolean valid, boolean reentry) {
+	}
+
+	/** A refused try or a wait that ran out. */
+	record Span(int node, int thread, String key, long before, long after) {
+
+		static Span of(String[] f) {
+			return new Span(Integer.parseInt(f[1]), Integer.parseInt(f[2]), f[3], Long.parseLong(f[4]), Long.parseLong(f[5]));
+		}
+
+	}
+
+}
