@@ -4,7 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.Semaphore;
 
 import io.github.dblock.jdbc.Lease;
 import io.github.dblock.jdbc.LockRepository;
@@ -14,11 +14,12 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Releases that share statements, as a database's group commit does: a releasing thread
- * queues its lease and, if no release is running, runs one for every lease queued; if one
- * is running, it waits for it and then runs the next for those queued meanwhile, unless its
- * own was among them. Every caller returns after its own lease's delete is committed; a
- * lone release is one plain statement on the caller's thread, with no hand-over to
- * another thread.
+ * queues its lease and, if fewer than the allowed statements are running, runs one for
+ * every lease queued; else it waits for a running one to end and then runs the next for
+ * those queued meanwhile, unless its own was among them (it then waits for that
+ * statement). Every caller returns after its own lease's delete is committed; a lone
+ * release is one plain statement on the caller's thread, with no hand-over to another
+ * thread, and a release is never queued behind more than the allowed statements.
  */
 final class GroupRelease {
 
@@ -31,11 +32,17 @@ final class GroupRelease {
 
 	private final ConcurrentLinkedQueue<Pending> queue = new ConcurrentLinkedQueue<>();
 
-	/** Held by the thread running a statement for the queue. */
-	private final ReentrantLock running = new ReentrantLock();
+	/** One permit per statement that may run at once. */
+	private final Semaphore running;
 
-	GroupRelease(LockRepository repository) {
+	/**
+	 * Creates the release path of one engine.
+	 * @param repository where leases are kept
+	 * @param statements how many release statements may run at once
+	 */
+	GroupRelease(LockRepository repository, int statements) {
 		this.repository = repository;
+		this.running = new Semaphore(statements);
 	}
 
 	/**
@@ -49,15 +56,18 @@ final class GroupRelease {
 	boolean release(Lease lease) {
 		Pending mine = new Pending(lease);
 		this.queue.add(mine);
-		this.running.lock();
-		try {
-			while (!mine.done) {
-				runBatch();
+		while (!mine.taken) {
+			this.running.acquireUninterruptibly();
+			try {
+				if (!mine.taken) {
+					runBatch();
+				}
+			}
+			finally {
+				this.running.release();
 			}
 		}
-		finally {
-			this.running.unlock();
-		}
+		mine.awaitDone();
 		RuntimeException failure = mine.failure;
 		if (failure != null) {
 			throw failure;
@@ -68,7 +78,11 @@ final class GroupRelease {
 	private void runBatch() {
 		List<Pending> batch = new ArrayList<>();
 		for (Pending next; batch.size() < MAX_BATCH && (next = this.queue.poll()) != null;) {
+			next.taken = true;
 			batch.add(next);
+		}
+		if (batch.isEmpty()) {
+			return;
 		}
 		try {
 			boolean held;
@@ -96,7 +110,7 @@ final class GroupRelease {
 		}
 		finally {
 			for (Pending pending : batch) {
-				pending.done = true;
+				pending.done.countDown();
 			}
 		}
 	}
@@ -110,10 +124,30 @@ final class GroupRelease {
 
 		@Nullable RuntimeException failure;
 
-		volatile boolean done;
+		/** Drained from the queue by a thread that runs its statement. */
+		volatile boolean taken;
+
+		final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
 
 		Pending(Lease lease) {
 			this.lease = lease;
+		}
+
+		void awaitDone() {
+			boolean interrupted = false;
+			while (true) {
+				try {
+					this.done.await();
+					break;
+				}
+				catch (InterruptedException ex) {
+					// a release is not abandoned halfway: the interrupt is kept for the caller
+					interrupted = true;
+				}
+			}
+			if (interrupted) {
+				Thread.currentThread().interrupt();
+			}
 		}
 
 	}

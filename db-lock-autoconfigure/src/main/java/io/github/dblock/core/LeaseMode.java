@@ -19,6 +19,14 @@ import org.springframework.dao.DataAccessException;
  */
 final class LeaseMode implements LockMode {
 
+	/**
+	 * Release statements one engine runs at once; the releases that come meanwhile share the
+	 * next one. Measured on MariaDB with 16 threads (a new key every cycle): one at a time
+	 * sent 1.16 statements a cycle and did best; two did as well within the noise, one
+	 * statement per release did worst.
+	 */
+	private static final int RELEASE_STATEMENTS = 1;
+
 	private final LockRepository repository;
 
 	private final OwnerIds ownerIds = new OwnerIds();
@@ -27,7 +35,7 @@ final class LeaseMode implements LockMode {
 
 	LeaseMode(LockRepository repository) {
 		this.repository = repository;
-		this.releases = new GroupRelease(repository);
+		this.releases = new GroupRelease(repository, RELEASE_STATEMENTS);
 	}
 
 	@Override

@@ -79,6 +79,7 @@ final class BarChart {
 			case JDBC_LOCK_REGISTRY -> new Color(0xd6, 0x27, 0x28);
 			case GET_LOCK -> new Color(0x99, 0x99, 0x99);
 			case RAW_INSERT_DELETE -> new Color(0x2c, 0xa0, 0x2c);
+			case RAW_ON_LEASE_ROW -> new Color(0x98, 0xdf, 0x8a);
 		};
 	}
 

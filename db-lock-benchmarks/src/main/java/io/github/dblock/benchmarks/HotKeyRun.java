@@ -66,6 +66,7 @@ final class HotKeyRun {
 				commands.flush();
 			}
 			Outcome outcome = new Outcome(start);
+			List<Long> jvmCycles = new ArrayList<>();
 			for (int i = 0; i < jvms; i++) {
 				Process worker = workers.get(i);
 				if (!worker.waitFor(this.settings.measure().toSeconds() + 60, TimeUnit.SECONDS)) {
@@ -75,9 +76,11 @@ final class HotKeyRun {
 					throw new IllegalStateException(
 							"Hot-key worker " + i + " of " + kind.label() + " failed with exit code " + worker.exitValue());
 				}
-				outcome.add(HotKeyWorker.read(outcomeFiles.get(i)), true);
+				Outcome ofWorker = HotKeyWorker.read(outcomeFiles.get(i));
+				jvmCycles.add(java.util.Arrays.stream(ofWorker.holdStarts.toArray()).filter((at) -> at >= start && at < end).count());
+				outcome.add(ofWorker, true);
 			}
-			return measurement(kind, jvms, threads, outcome, end);
+			return measurement(kind, jvms, threads, outcome, end, jvmCycles);
 		}
 		finally {
 			workers.forEach(Process::destroyForcibly);
@@ -109,7 +112,8 @@ final class HotKeyRun {
 	 * Utilisation, cycles and hand-offs count in the window; statements count until the
 	 * last waiter got its lock, and so do the cycles they are divided by.
 	 */
-	private static Measurement measurement(ContenderKind kind, int jvms, int threads, Outcome outcome, long end) {
+	private static Measurement measurement(ContenderKind kind, int jvms, int threads, Outcome outcome, long end,
+			List<Long> jvmCycles) {
 		long start = outcome.startNanos;
 		long questions = outcome.statements.questions();
 		long allCycles = outcome.cycles();
@@ -139,7 +143,7 @@ final class HotKeyRun {
 		double waiterStatements = outcome.waiterStatements / outcome.seconds();
 		Measurement.HotKeyStats stats = new Measurement.HotKeyStats(held / (double) (end - start),
 				handoffs.percentileMillis(0.5), handoffs.percentileMillis(0.99), questions / outcome.seconds(),
-				waiterStatements, overlaps);
+				waiterStatements, overlaps, jvmCycles);
 		return new Measurement(Scenario.HOT_KEY, kind, jvms, threads, cycles, seconds, cycles / seconds,
 				outcome.latencies.percentileMillis(0.5), outcome.latencies.percentileMillis(0.99),
 				(allCycles > 0) ? questions / (double) allCycles : Double.NaN, outcome.statements.mixPerCycle(allCycles),

@@ -1,5 +1,7 @@
 package io.github.dblock.benchmarks;
 
+import java.util.List;
+
 import io.github.dblock.benchmarks.contender.ContenderKind;
 import org.jspecify.annotations.Nullable;
 
@@ -40,9 +42,24 @@ record Measurement(Scenario scenario, ContenderKind contender, int jvms, int thr
 	 * @param statementsPerSecond every statement the server ran, per second
 	 * @param waiterStatementsPerSecond those beyond the uncontended cost of the cycles done
 	 * @param overlaps two holders at once: must be 0
+	 * @param jvmCycles the acquisitions of each JVM in the window
 	 */
 	record HotKeyStats(double utilisation, double handoffP50Millis, double handoffP99Millis,
-			double statementsPerSecond, double waiterStatementsPerSecond, long overlaps) {
+			double statementsPerSecond, double waiterStatementsPerSecond, long overlaps, List<Long> jvmCycles) {
+
+		/** Each JVM's part of the acquisitions, e.g. "51% / 49%". */
+		String shares() {
+			long total = this.jvmCycles.stream().mapToLong(Long::longValue).sum();
+			return this.jvmCycles.stream()
+				.map((cycles) -> String.format("%.0f%%", (total > 0) ? 100.0 * cycles / total : 0.0))
+				.collect(java.util.stream.Collectors.joining(" / "));
+		}
+
+		/** The smallest JVM's part of the acquisitions. */
+		double smallestShare() {
+			long total = this.jvmCycles.stream().mapToLong(Long::longValue).sum();
+			return (total > 0) ? this.jvmCycles.stream().mapToLong(Long::longValue).min().orElse(0) / (double) total : 0;
+		}
 
 	}
 

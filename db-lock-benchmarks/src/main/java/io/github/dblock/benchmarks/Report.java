@@ -74,25 +74,27 @@ final class Report {
 
 	private Table throughputTable() {
 		Table table = new Table("scenario", "contender", "durable", "cycles/s", "x INSERT/DELETE", "p50 ms", "p99 ms",
-				"statements/cycle", "statement mix per cycle", "errors");
+				"statements/cycle", "reaches the database", "statement mix per cycle", "errors");
 		for (Measurement m : this.measurements) {
 			if (m.hotKey() == null) {
 				table.row(m.scenario().label(), m.contender().label(), m.contender().durable() ? "yes" : "no",
 						String.format("%.0f", m.cyclesPerSecond()), ratioToRaw(m), millis(m.p50Millis()),
-						millis(m.p99Millis()), String.format("%.2f", m.statementsPerCycle()), m.statementMix(),
-						m.errors());
+						millis(m.p99Millis()), String.format("%.2f", m.statementsPerCycle()),
+						(m.statementsPerCycle() >= 0.995) ? "every cycle" : String.format("%.0f%% of cycles",
+								100 * m.statementsPerCycle()), m.statementMix(), m.errors());
 			}
 		}
 		return table;
 	}
 
 	private Table hotKeyTable() {
-		Table table = new Table("contender", "JVMs x threads", "cycles/s", "utilisation", "hand-off p50 ms",
-				"hand-off p99 ms", "cycle p99 ms", "statements/s", "waiters' statements/s", "overlaps", "errors");
+		Table table = new Table("contender", "JVMs x threads", "cycles/s", "each JVM's share", "utilisation",
+				"hand-off p50 ms", "hand-off p99 ms", "cycle p99 ms", "statements/s", "waiters' statements/s", "overlaps",
+				"timeouts and errors");
 		for (Measurement m : this.measurements) {
 			Measurement.HotKeyStats hot = m.hotKey();
 			if (hot != null) {
-				table.row(m.contender().label(), m.setup(), String.format("%.0f", m.cyclesPerSecond()),
+				table.row(m.contender().label(), m.setup(), String.format("%.0f", m.cyclesPerSecond()), hot.shares(),
 						String.format("%.1f%%", 100 * hot.utilisation()), millis(hot.handoffP50Millis()),
 						millis(hot.handoffP99Millis()), millis(m.p99Millis()),
 						String.format("%.0f", hot.statementsPerSecond()),
@@ -114,7 +116,7 @@ final class Report {
 		Table table = new Table("scenario", "contender", "durable", "jvms", "threads", "cycles", "seconds",
 				"cycles_per_second", "p50_ms", "p99_ms", "statements_per_cycle", "statement_mix", "errors",
 				"utilisation", "handoff_p50_ms", "handoff_p99_ms", "statements_per_second",
-				"waiter_statements_per_second", "overlaps");
+				"waiter_statements_per_second", "overlaps", "jvm_shares");
 		for (Measurement m : this.measurements) {
 			Measurement.HotKeyStats hot = m.hotKey();
 			table.row(m.scenario().number, m.contender().label(), m.contender().durable(), m.jvms(), m.threads(),
@@ -124,7 +126,7 @@ final class Report {
 					(hot != null) ? millis(hot.handoffP50Millis()) : "", (hot != null) ? millis(hot.handoffP99Millis()) : "",
 					(hot != null) ? String.format("%.1f", hot.statementsPerSecond()) : "",
 					(hot != null) ? String.format("%.1f", hot.waiterStatementsPerSecond()) : "",
-					(hot != null) ? hot.overlaps() : "");
+					(hot != null) ? hot.overlaps() : "", (hot != null) ? hot.shares() : "");
 		}
 		return table;
 	}

@@ -23,7 +23,11 @@ public enum ContenderKind {
 	GET_LOCK("GET_LOCK", false, GetLockContender::new),
 
 	/** The seed documents' INSERT/DELETE pattern. */
-	RAW_INSERT_DELETE("INSERT/DELETE", true, RawInsertDeleteContender::new);
+	RAW_INSERT_DELETE("INSERT/DELETE", true, (dataSource, prepare) -> new RawInsertDeleteContender(dataSource, prepare, false)),
+
+	/** The same pattern on a row shaped like db-lock's (token and expiry indexes): what the row costs. */
+	RAW_ON_LEASE_ROW("INSERT/DELETE, db-lock's row", true,
+			(dataSource, prepare) -> new RawInsertDeleteContender(dataSource, prepare, true));
 
 	private final String label;
 

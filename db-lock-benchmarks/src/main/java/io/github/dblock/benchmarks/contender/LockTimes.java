@@ -11,7 +11,7 @@ import io.github.dblock.core.Backoff;
  */
 final class LockTimes {
 
-	static final long WAIT_MS = 10_000;
+	static final long WAIT_MS = 5_000;
 
 	static final Duration WAIT = Duration.ofMillis(WAIT_MS);
 
