@@ -89,6 +89,19 @@ abstract class NodeProcessesContractTests {
 	}
 
 	@Test
+	void aNodeThatDiesRightAfterCloseReturnedLeavesNoRowBehind() throws Exception {
+		this.jdbc.update("DELETE FROM " + TestDatabase.TABLE);
+		for (int i = 0; i < 5; i++) {
+			String key = "dying-" + i;
+			assertThat(NodeSupport.run(1, DyingNode.class, database().connection(), (node) -> new Object[] { key }))
+				.allSatisfy((node) -> assertThat(node).containsEntry("released", "true"));
+			assertThat(this.jdbc.queryForObject("SELECT COUNT(*) FROM " + TestDatabase.TABLE + " WHERE lock_key = ?",
+					Integer.class, key))
+				.isZero();
+		}
+	}
+
+	@Test
 	void aLockReleasedInsideATransactionOutlivesItsCommitOnEveryNode() throws Exception {
 		reset("db_lock_test_process_counter",
 				"INSERT INTO db_lock_test_process_counter (id, counter_value, holders) VALUES (1, 0, 0)");
