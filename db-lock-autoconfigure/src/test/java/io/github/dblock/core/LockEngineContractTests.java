@@ -570,16 +570,16 @@ abstract class LockEngineContractTests {
 				return LockEngineContractTests.this.jdbcRepository.maxKeyLength();
 			}
 		};
-		// renewed at 1.2 s of a 2 s lease: a retry only at the next interval (2.4 s) would come after its end
+		// renewed at 1.6 s of a 3 s lease: a retry only at the next interval (3.2 s) would come after its end
 		LockEngine node = new LockEngine(failingOnce,
-				LockEngineSettings.of(BACKOFF).withRenewInterval(Duration.ofMillis(1200)));
-		try (LockHandle handle = node.acquire(new LockRequest("flaky", LONG_WAIT, Duration.ofSeconds(2), true,
+				LockEngineSettings.of(BACKOFF).withRenewInterval(Duration.ofMillis(1600)));
+		try (LockHandle handle = node.acquire(new LockRequest("flaky", LONG_WAIT, Duration.ofSeconds(3), true,
 				Duration.ZERO))) {
 			await().atMost(Duration.ofSeconds(10)).until(() -> failures.get() < 0);
 			long renewedAt = System.nanoTime();
 			// past the end the lease would have had without the retry
 			await().atMost(Duration.ofSeconds(10))
-				.until(() -> System.nanoTime() - renewedAt >= Duration.ofMillis(1500).toNanos());
+				.until(() -> System.nanoTime() - renewedAt >= Duration.ofMillis(2000).toNanos());
 			assertThat(handle.isHeld()).isTrue();
 			assertThat(this.nodeB.tryAcquire(LockRequest.of("flaky", Duration.ZERO, LEASE))).isEmpty();
 		}

@@ -30,6 +30,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class NodeProcessesContractTests {
 
+	/** Time for the node JVMs to start and open their pools before the common start. */
+	private static final long START_MARGIN_MILLIS = 6000;
+
 	private HikariDataSource dataSource;
 
 	private JdbcTemplate jdbc;
@@ -58,7 +61,7 @@ abstract class NodeProcessesContractTests {
 		reset("db_lock_test_fence", "INSERT INTO db_lock_test_fence (id, token) VALUES (1, 0)");
 		int threads = 8;
 		long durationMillis = 6000;
-		long start = System.currentTimeMillis() + 3000;
+		long start = System.currentTimeMillis() + START_MARGIN_MILLIS;
 		List<Map<String, String>> nodes = NodeSupport.run(2, HotKeyNode.class, database().connection(),
 				(node) -> new Object[] { threads, start, durationMillis });
 		long total = nodes.stream().mapToLong((node) -> Long.parseLong(node.get("acquired"))).sum();
@@ -118,7 +121,7 @@ abstract class NodeProcessesContractTests {
 	void aRandomizedHistoryOfThreeNodesHasNoOverlapNoTokenOutOfOrderAndNoRefusalWithoutAHolder(@TempDir Path dir)
 			throws Exception {
 		int nodes = 3;
-		long start = System.currentTimeMillis() + 3000;
+		long start = System.currentTimeMillis() + START_MARGIN_MILLIS;
 		NodeSupport.run(nodes, ChaosNode.class, database().connection(),
 				(node) -> new Object[] { node, start, 20_000, dir.resolve("history-" + node + ".csv") });
 		List<Hold> holds = new ArrayList<>();
