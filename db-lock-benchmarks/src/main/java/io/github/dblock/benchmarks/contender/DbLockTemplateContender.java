@@ -54,7 +54,7 @@ final class DbLockTemplateContender extends AcquireReleaseContender<LockHandle> 
 		held.close();
 	}
 
-	/** Ends the leases released in the background, as closing the application context would. */
+	/** Closes the engine, as closing the application context would. */
 	@Override
 	public void close() {
 		this.engine.close();
