@@ -24,9 +24,4 @@ final class LocalKeys {
 		this.keys.computeIfPresent(local.key, (k, current) -> (current == local && --current.users == 0) ? null : current);
 	}
 
-	/** How many keys have an entry. */
-	int size() {
-		return this.keys.size();
-	}
-
 }
