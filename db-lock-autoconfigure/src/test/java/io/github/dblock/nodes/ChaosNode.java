@@ -27,9 +27,10 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * with renewal, hold fixed leases and sleep past them, on a handful of keys, and write
  * every hold and every refusal to a history file with the database's time (microseconds):
  * <ul>
- * <li>{@code H,node,thread,key,token,beforeAcquire,acquired,beforeClose,afterClose,valid,reentry}:
+ * <li>{@code H,node,thread,key,token,beforeAcquire,acquired,beforeClose,afterClose,valid,reentry,lost}:
  * {@code valid} is {@code isHeld()} read after {@code beforeClose}; {@code reentry} that
- * the handle shares its token with an outer handle of the thread.</li>
+ * the handle shares its token with an outer handle of the thread; {@code lost} that
+ * {@code lostSince()} was set after the close.</li>
  * <li>{@code R,node,thread,key,before,after}: a zero-wait try that was refused.</li>
  * <li>{@code W,node,thread,key,before,after}: a wait that ran out.</li>
  * </ul>
@@ -173,11 +174,12 @@ public final class ChaosNode {
 			boolean valid = handle.isHeld();
 			handle.close();
 			long afterClose = now();
+			boolean lost = handle.lostSince().isPresent();
 			synchronized (this.out) {
 				this.out.println(String.join(",", "H", String.valueOf(this.node), String.valueOf(this.thread), key,
 						String.valueOf(handle.fencingToken()), String.valueOf(before), String.valueOf(acquired),
 						String.valueOf(beforeClose), String.valueOf(afterClose), String.valueOf(valid),
-						String.valueOf(reentry)));
+						String.valueOf(reentry), String.valueOf(lost)));
 			}
 		}
 

@@ -4,13 +4,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.testsupport.TestDatabase;
+import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -66,8 +66,12 @@ abstract class NodeProcessesContractTests {
 				(node) -> new Object[] { threads, start, durationMillis });
 		long total = nodes.stream().mapToLong((node) -> Long.parseLong(node.get("acquired"))).sum();
 		long held = nodes.stream().mapToLong((node) -> Long.parseLong(node.get("heldNanos"))).sum();
-		System.out.printf("%s hot key, 2 processes x %d threads, %d ms: acquisitions %s, timeouts %s, utilisation %.1f%%%n",
+		System.out.printf(
+				"%s hot key, 2 processes x %d threads, %d ms: acquisitions %s, shares %s, timeouts %s, utilisation %.1f%%%n",
 				database(), threads, durationMillis, nodes.stream().map((node) -> node.get("acquired")).toList(),
+				nodes.stream()
+					.map((node) -> String.format("%.1f%%", 100.0 * Long.parseLong(node.get("acquired")) / Math.max(total, 1)))
+					.toList(),
 				nodes.stream().map((node) -> node.get("timeouts")).toList(), 100.0 * held / (durationMillis * 1e6));
 		for (Map<String, String> node : nodes) {
 			assertThat(node.get("fenceViolations")).isEqualTo("0");
@@ -107,14 +111,19 @@ abstract class NodeProcessesContractTests {
 	@Test
 	void aLockReleasedInsideATransactionOutlivesItsCommitOnEveryNode() throws Exception {
 		reset("db_lock_test_process_counter",
-				"INSERT INTO db_lock_test_process_counter (id, counter_value, holders) VALUES (1, 0, 0)");
+				"INSERT INTO db_lock_test_process_counter (id, counter_value, holders) VALUES (1, 0, 0), (2, 0, 0)");
 		int threads = 8;
 		int increments = 50;
-		NodeSupport.run(2, OuterTransactionNode.class, database().connection(),
+		List<Map<String, String>> nodes = NodeSupport.run(2, OuterTransactionNode.class, database().connection(),
 				(node) -> new Object[] { threads, increments });
-		assertThat(this.jdbc.queryForObject("SELECT counter_value FROM db_lock_test_process_counter WHERE id = 1",
-				Long.class))
-			.isEqualTo(2L * threads * increments);
+		long counter = this.jdbc.queryForObject("SELECT counter_value FROM db_lock_test_process_counter WHERE id = 1",
+				Long.class);
+		System.out.println(database() + " outer transactions, 2 processes x " + threads + " threads x " + increments
+				+ ": counter " + counter + ", overlaps " + nodes.stream().map((node) -> node.get("overlaps")).toList());
+		for (Map<String, String> node : nodes) {
+			assertThat(node.get("overlaps")).isEqualTo("0");
+		}
+		assertThat(counter).isEqualTo(2L * threads * increments);
 	}
 
 	@Test
@@ -133,31 +142,29 @@ abstract class NodeProcessesContractTests {
 				switch (f[0]) {
 					case "H" -> holds.add(new Hold(Integer.parseInt(f[1]), Integer.parseInt(f[2]), f[3], Long.parseLong(f[4]),
 							Long.parseLong(f[5]), Long.parseLong(f[6]), Long.parseLong(f[7]), Long.parseLong(f[8]),
-							Boolean.parseBoolean(f[9]), Boolean.parseBoolean(f[10])));
+							Boolean.parseBoolean(f[9]), Boolean.parseBoolean(f[10]), Boolean.parseBoolean(f[11])));
 					case "R" -> refusals.add(Span.of(f));
 					default -> timeouts.add(Span.of(f));
 				}
 			}
 		}
+		// two valid holds of a key by different threads at once; a re-entry counts too, against other threads
 		int overlaps = 0;
+		// a fresh acquisition that ended before another began has the smaller token (a re-entry shares its
+		// outer handle's token: it is told apart by that token being open on its thread, and left out)
 		int tokensOutOfOrder = 0;
-		Map<String, List<Hold>> byKey = holds.stream()
-			.filter((hold) -> !hold.reentry())
-			.collect(Collectors.groupingBy(Hold::key));
+		Map<String, List<Hold>> byKey = holds.stream().collect(Collectors.groupingBy(Hold::key));
 		for (List<Hold> ofKey : byKey.values()) {
-			ofKey.sort(Comparator.comparingLong(Hold::acquired));
-			long validUntil = Long.MIN_VALUE;
-			long lastToken = Long.MIN_VALUE;
-			for (Hold hold : ofKey) {
-				if (hold.token() <= lastToken) {
-					tokensOutOfOrder++;
-				}
-				lastToken = hold.token();
-				if (hold.valid()) {
-					if (hold.acquired() < validUntil) {
+			for (Hold first : ofKey) {
+				for (Hold second : ofKey) {
+					if (first.valid() && second.valid() && !first.sameThread(second)
+							&& first.acquired() < second.acquired() && second.acquired() < first.beforeClose()) {
 						overlaps++;
 					}
-					validUntil = Math.max(validUntil, hold.beforeClose());
+					if (!first.reentry() && !second.reentry() && first.acquired() < second.before()
+							&& first.token() >= second.token()) {
+						tokensOutOfOrder++;
+					}
 				}
 			}
 		}
@@ -176,15 +183,21 @@ abstract class NodeProcessesContractTests {
 		}
 		long stale = holds.stream().filter((hold) -> !hold.valid()).count();
 		System.out.printf(
-				"%s safety checker, %d nodes: %d holds (%d re-entries, %d not valid at close), %d refusals, %d timeouts; "
+				"%s safety checker, %d nodes: %d holds (%d re-entries, %d not valid at close, %d lost), %d refusals, %d timeouts; "
 						+ "overlaps %d, tokens out of order %d, refusals without a holder %d%n",
-				database(), nodes, holds.size(), holds.stream().filter(Hold::reentry).count(), stale, refusals.size(),
+				database(), nodes, holds.size(), holds.stream().filter(Hold::reentry).count(), stale,
+				holds.stream().filter(Hold::lost).count(), refusals.size(),
 				timeouts.size(), overlaps, tokensOutOfOrder, refusedWithoutHolder);
-		assertThat(holds).hasSizeGreaterThan(100);
-		assertThat(stale).as("holds that slept past their fixed lease").isPositive();
-		assertThat(overlaps).isZero();
-		assertThat(tokensOutOfOrder).isZero();
-		assertThat(refusedWithoutHolder).isZero();
+		int overlapsFound = overlaps;
+		int tokensFound = tokensOutOfOrder;
+		int refusalsFound = refusedWithoutHolder;
+		SoftAssertions.assertSoftly((softly) -> {
+			softly.assertThat(holds).hasSizeGreaterThan(100);
+			softly.assertThat(stale).as("holds that slept past their fixed lease").isPositive();
+			softly.assertThat(overlapsFound).as("overlaps").isZero();
+			softly.assertThat(tokensFound).as("tokens out of order").isZero();
+			softly.assertThat(refusalsFound).as("refusals without a holder").isZero();
+		});
 	}
 
 	private void reset(String table, String insert) {
@@ -195,7 +208,12 @@ abstract class NodeProcessesContractTests {
 
 	/** A hold in a node's history; times are the database's, in microseconds. */
 	record Hold(int node, int thread, String key, long token, long before, long acquired, long beforeClose,
-			long afterClose, boolean valid, boolean reentry) {
+			long afterClose, boolean valid, boolean reentry, boolean lost) {
+
+		boolean sameThread(Hold other) {
+			return this.node == other.node && this.thread == other.thread;
+		}
+
 	}
 
 	/** A refused try or a wait that ran out. */

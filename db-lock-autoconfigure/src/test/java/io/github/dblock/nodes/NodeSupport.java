@@ -9,7 +9,10 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntFunction;
 
 import javax.sql.DataSource;
 
@@ -34,7 +37,17 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 final class NodeSupport {
 
+	/** The longest a node may run before its test destroys it and fails. */
+	static final Duration NODE_TIMEOUT = Duration.ofMinutes(3);
+
+	/** The longest a node polls a signal row for the other node's move. */
+	static final Duration SIGNAL_TIMEOUT = Duration.ofMinutes(1);
+
 	private NodeSupport() {
+	}
+
+	/** A started node process and what it prints, read as it comes. */
+	record Node(Process process, CompletableFuture<String> output) {
 	}
 
 	/** A node's pool. */
@@ -54,39 +67,75 @@ final class NodeSupport {
 	}
 
 	/** Starts a node: {@code main} with the database's settings, then {@code args}. */
-	static Process start(Class<?> main, TestDatabase.Connection database, Object... args) throws IOException {
+	static Node start(Class<?> main, TestDatabase.Connection database, Object... args) throws IOException {
 		List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
 				"-Xmx256m", "-cp", System.getProperty("java.class.path"), main.getName(), database.url(), database.user(),
 				database.password()));
 		for (Object arg : args) {
 			command.add(String.valueOf(arg));
 		}
-		return new ProcessBuilder(command).redirectErrorStream(true).start();
+		Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+		// read as it comes, so that a node never stalls on a full pipe and a hung one can be ended
+		CompletableFuture<String> output = new CompletableFuture<>();
+		Thread reader = new Thread(() -> {
+			try {
+				output.complete(new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+			}
+			catch (IOException ex) {
+				output.completeExceptionally(ex);
+			}
+		}, "output of " + main.getSimpleName());
+		reader.setDaemon(true);
+		reader.start();
+		return new Node(process, output);
 	}
 
-	/** Waits for a node to end (at most five minutes), checks it succeeded, and returns what it printed. */
-	static String finish(Process process) throws IOException, InterruptedException {
-		String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-		if (!process.waitFor(5, TimeUnit.MINUTES)) {
-			process.destroyForcibly();
-			throw new AssertionError("node did not end: " + output);
+	/**
+	 * Waits for a node to end (at most {@link #NODE_TIMEOUT}, else it is destroyed and the
+	 * test fails), checks it succeeded, and returns what it printed.
+	 */
+	static String finish(Node node) throws Exception {
+		Process process = node.process();
+		if (!process.waitFor(NODE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+			process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+			throw new AssertionError("node did not end within " + NODE_TIMEOUT + ": " + printed(node));
 		}
+		String output = node.output().get(10, TimeUnit.SECONDS);
 		assertThat(process.exitValue()).as(output).isZero();
 		return output;
 	}
 
-	/** Starts {@code count} nodes, waits for them all, and returns the values each printed. */
+	private static String printed(Node node) {
+		try {
+			return node.output().get(10, TimeUnit.SECONDS);
+		}
+		catch (Exception ex) {
+			return "(output not read: " + ex + ")";
+		}
+	}
+
+	/**
+	 * Starts {@code count} nodes, waits for them all, and returns the values each printed;
+	 * the nodes still running when one fails are destroyed.
+	 */
 	static List<Map<String, String>> run(int count, Class<?> main, TestDatabase.Connection database,
-			java.util.function.IntFunction<Object[]> args) throws IOException, InterruptedException {
-		List<Process> processes = new ArrayList<>();
-		for (int i = 0; i < count; i++) {
-			processes.add(start(main, database, args.apply(i)));
+			IntFunction<Object[]> args) throws Exception {
+		List<Node> nodes = new ArrayList<>();
+		try {
+			for (int i = 0; i < count; i++) {
+				nodes.add(start(main, database, args.apply(i)));
+			}
+			List<Map<String, String>> values = new ArrayList<>();
+			for (Node node : nodes) {
+				values.add(values(finish(node)));
+			}
+			return values;
 		}
-		List<Map<String, String>> values = new ArrayList<>();
-		for (Process process : processes) {
-			values.add(values(finish(process)));
+		finally {
+			for (Node node : nodes) {
+				node.process().destroyForcibly();
+			}
 		}
-		return values;
 	}
 
 	/** The {@code key=value} lines of a node's output. */
@@ -107,11 +156,25 @@ final class NodeSupport {
 		return now.getTime() / 1000 * 1_000_000 + now.getNanos() / 1000;
 	}
 
+	/**
+	 * Polls a signal row until {@code query} returns {@code value}, at most
+	 * {@link #SIGNAL_TIMEOUT}: the other node's move.
+	 */
+	static void awaitSignal(JdbcTemplate jdbc, String query, int value) {
+		long deadline = System.nanoTime() + SIGNAL_TIMEOUT.toNanos();
+		while (jdbc.queryForObject(query, Integer.class) != value) {
+			if (System.nanoTime() - deadline > 0) {
+				throw new IllegalStateException("no " + value + " from '" + query + "' within " + SIGNAL_TIMEOUT);
+			}
+			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+		}
+	}
+
 	/** Parks until a wall-clock start time shared by the nodes. */
 	static void awaitStart(long startEpochMillis) {
 		long wait;
 		while ((wait = startEpochMillis - System.currentTimeMillis()) > 0) {
-			java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(wait));
+			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(wait));
 		}
 	}
 

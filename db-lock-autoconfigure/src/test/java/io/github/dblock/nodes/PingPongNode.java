@@ -2,8 +2,6 @@ package io.github.dblock.nodes;
 
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.DbLockTemplate;
@@ -37,7 +35,7 @@ public final class PingPongNode {
 			JdbcTemplate jdbc = new JdbcTemplate(dataSource);
 			DbLockTemplate template = new DbLockTemplate(engine, "", Duration.ofSeconds(10), Duration.ofSeconds(30));
 			for (int turn = 0; turn < turns; turn++) {
-				awaitTurn(jdbc, me);
+				NodeSupport.awaitSignal(jdbc, "SELECT turn FROM db_lock_test_turn WHERE id = 1", me);
 				Optional<LockHandle> tried = template.tryAcquire("ping-pong", null);
 				if (tried.isEmpty()) {
 					refusals++;
@@ -49,16 +47,6 @@ public final class PingPongNode {
 			}
 		}
 		System.out.println("refusals=" + refusals);
-	}
-
-	private static void awaitTurn(JdbcTemplate jdbc, int me) {
-		long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
-		while (jdbc.queryForObject("SELECT turn FROM db_lock_test_turn WHERE id = 1", Integer.class) != me) {
-			if (System.nanoTime() - deadline > 0) {
-				throw new IllegalStateException("the other node did not pass the turn within a minute");
-			}
-			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
-		}
 	}
 
 }
