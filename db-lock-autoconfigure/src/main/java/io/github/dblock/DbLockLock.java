@@ -2,6 +2,7 @@ package io.github.dblock;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
@@ -11,7 +12,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * {@link Lock} over one key of a {@link DbLockTemplate}, as returned by
- * {@link DbLockTemplate#obtain(String)}.
+ * {@link DbLockTemplate#obtain(String)}. Every lock the template gives for one key acts as
+ * one: what a thread locked through one, it may unlock through another, as users of
+ * {@code LockRegistry.obtain} expect; no lock object is kept once its thread unlocked.
  */
 final class DbLockLock implements Lock {
 
@@ -22,11 +25,17 @@ final class DbLockLock implements Lock {
 
 	private final String key;
 
-	private final ThreadLocal<ArrayDeque<LockHandle>> held = ThreadLocal.withInitial(ArrayDeque::new);
+	/** Each thread's handles by key, shared by every lock of the template. */
+	private final ThreadLocal<Map<String, ArrayDeque<LockHandle>>> handles;
 
-	DbLockLock(DbLockTemplate template, String key) {
+	DbLockLock(DbLockTemplate template, String key, ThreadLocal<Map<String, ArrayDeque<LockHandle>>> handles) {
 		this.template = template;
 		this.key = key;
+		this.handles = handles;
+	}
+
+	private void push(LockHandle handle) {
+		this.handles.get().computeIfAbsent(this.key, (k) -> new ArrayDeque<>()).push(handle);
 	}
 
 	@Override
@@ -61,7 +70,7 @@ final class DbLockLock implements Lock {
 		return this.template.engine()
 			.tryAcquire(this.template.request(this.key, Duration.ZERO, null, Duration.ZERO))
 			.map((handle) -> {
-				this.held.get().push(handle);
+				push(handle);
 				return true;
 			})
 			.orElse(false);
@@ -73,19 +82,23 @@ final class DbLockLock implements Lock {
 		if (handle == null) {
 			return false;
 		}
-		this.held.get().push(handle);
+		push(handle);
 		return true;
 	}
 
 	@Override
 	public void unlock() {
-		ArrayDeque<LockHandle> handles = this.held.get();
-		LockHandle handle = handles.poll();
+		Map<String, ArrayDeque<LockHandle>> byKey = this.handles.get();
+		ArrayDeque<LockHandle> held = byKey.get(this.key);
+		LockHandle handle = (held != null) ? held.poll() : null;
 		if (handle == null) {
 			throw new IllegalMonitorStateException("The current thread does not hold lock '" + this.key + "'");
 		}
-		if (handles.isEmpty()) {
-			this.held.remove();
+		if (held.isEmpty()) {
+			byKey.remove(this.key);
+			if (byKey.isEmpty()) {
+				this.handles.remove();
+			}
 		}
 		handle.close();
 		this.template.checkNotLost(handle, null);
@@ -108,7 +121,18 @@ final class DbLockLock implements Lock {
 		if (handle == null) {
 			throw new LockAcquisitionException(this.key, FOREVER);
 		}
-		this.held.get().push(handle);
+		push(handle);
+	}
+
+	/** Locks of one template on one key are equal: any of them unlocks what another locked. */
+	@Override
+	public boolean equals(Object other) {
+		return other instanceof DbLockLock lock && lock.template == this.template && lock.key.equals(this.key);
+	}
+
+	@Override
+	public int hashCode() {
+		return this.key.hashCode();
 	}
 
 	@Override

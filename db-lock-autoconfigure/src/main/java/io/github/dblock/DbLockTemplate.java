@@ -2,6 +2,9 @@ package io.github.dblock;
 
 import java.lang.reflect.UndeclaredThrowableException;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.locks.Lock;
@@ -35,6 +38,9 @@ public class DbLockTemplate {
 	private final Duration defaultLease;
 
 	private final LostLeasePolicy onLostLease;
+
+	/** The handles each thread holds through {@link #obtain} locks, by key. */
+	private final ThreadLocal<Map<String, ArrayDeque<LockHandle>>> lockHandles = ThreadLocal.withInitial(HashMap::new);
 
 	/**
 	 * Creates a template that throws {@link LockLostException} for a lost lease.
@@ -201,13 +207,15 @@ public class DbLockTemplate {
 	 * lease renewed while held. {@code lock()} waits until acquired, {@code tryLock()}
 	 * makes one attempt; interrupts are honoured as the interface says. Reentrant for the
 	 * thread that holds it; {@code unlock()} from another thread throws
-	 * {@link IllegalMonitorStateException}; conditions are not supported.
+	 * {@link IllegalMonitorStateException}; conditions are not supported. Every call for
+	 * one key gives a lock that acts as the same one: {@code obtain(k).lock()} then
+	 * {@code obtain(k).unlock()} releases.
 	 * @param key the key, without the prefix
 	 * @return the lock
 	 */
 	public Lock obtain(String key) {
 		storedKey(key);
-		return new DbLockLock(this, key);
+		return new DbLockLock(this, key, this.lockHandles);
 	}
 
 	/**

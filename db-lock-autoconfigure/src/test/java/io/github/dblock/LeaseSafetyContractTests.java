@@ -254,6 +254,22 @@ abstract class LeaseSafetyContractTests {
 	}
 
 	@Test
+	void everyLockObtainedForOneKeyActsAsOne() {
+		Lock first = this.nodeA.obtain("obtained");
+		first.lock();
+		assertThat(rows("obtained")).isEqualTo(1);
+		Lock second = this.nodeA.obtain("obtained");
+		assertThat(second).isEqualTo(first);
+		// re-entered through one, released through the other: one count each
+		assertThat(second.tryLock()).isTrue();
+		second.unlock();
+		assertThat(rows("obtained")).isEqualTo(1);
+		second.unlock();
+		assertThat(rows("obtained")).isZero();
+		assertThatExceptionOfType(IllegalMonitorStateException.class).isThrownBy(first::unlock);
+	}
+
+	@Test
 	void theLockAdapterHonoursInterrupts() throws Exception {
 		Lock lock = this.nodeA.obtain("jdk");
 		try (LockHandle held = this.nodeB.acquire("jdk", Duration.ZERO, null)) {

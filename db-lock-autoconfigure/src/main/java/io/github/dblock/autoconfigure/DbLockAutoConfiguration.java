@@ -67,8 +67,13 @@ public final class DbLockAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	LockRepository dbLockRepository(DataSource dataSource, SqlDialect dialect) {
-		return new JdbcLockRepository(dataSource, dialect);
+	LockRepository dbLockRepository(DataSource dataSource, SqlDialect dialect, DbLockProperties properties) {
+		Duration statementTimeout = properties.getStatementTimeout();
+		if (statementTimeout.toMillis() < 1) {
+			throw new IllegalArgumentException(
+					"db-lock.statement-timeout (" + statementTimeout + ") must be at least 1ms");
+		}
+		return new JdbcLockRepository(dataSource, dialect, statementTimeout);
 	}
 
 	@Bean
@@ -84,6 +89,16 @@ public final class DbLockAutoConfiguration {
 		return new LockEngine(repository,
 				new LockEngineSettings(new Backoff(backoff.getInitial(), backoff.getMax()), interval,
 						properties.getLocalTurn()));
+	}
+
+	@Bean
+	DbLockShutdown dbLockShutdown(LockEngine engine, DbLockProperties properties) {
+		Duration gracePeriod = properties.getShutdown().getGracePeriod();
+		if (gracePeriod.isNegative()) {
+			throw new IllegalArgumentException(
+					"db-lock.shutdown.grace-period (" + gracePeriod + ") must not be negative");
+		}
+		return new DbLockShutdown(engine, gracePeriod);
 	}
 
 	@Bean

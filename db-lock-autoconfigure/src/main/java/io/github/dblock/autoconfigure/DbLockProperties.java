@@ -65,6 +65,15 @@ public class DbLockProperties {
 	 */
 	private Duration localTurn = Duration.ofMillis(200);
 
+	/**
+	 * Longest time one lock statement may take, from sending it to its reply (JDBC query
+	 * timeout in whole seconds, and the connection's network timeout, restored after). A
+	 * stalled database then fails a caller within its wait plus this, and a renewal in time
+	 * to try again before its lease ends. Keep it well under the renewal margin (two thirds
+	 * of the shortest renewed lease by default).
+	 */
+	private Duration statementTimeout = Duration.ofSeconds(2);
+
 	private final Schema schema = new Schema();
 
 	private final Backoff backoff = new Backoff();
@@ -72,6 +81,8 @@ public class DbLockProperties {
 	private final Watchdog watchdog = new Watchdog();
 
 	private final Reaper reaper = new Reaper();
+
+	private final Shutdown shutdown = new Shutdown();
 
 
 	public boolean isEnabled() {
@@ -147,12 +158,24 @@ public class DbLockProperties {
 		return this.reaper;
 	}
 
+	public Shutdown getShutdown() {
+		return this.shutdown;
+	}
+
 	public Duration getLocalTurn() {
 		return this.localTurn;
 	}
 
 	public void setLocalTurn(Duration localTurn) {
 		this.localTurn = localTurn;
+	}
+
+	public Duration getStatementTimeout() {
+		return this.statementTimeout;
+	}
+
+	public void setStatementTimeout(Duration statementTimeout) {
+		this.statementTimeout = statementTimeout;
 	}
 
 	public Schema getSchema() {
@@ -274,6 +297,29 @@ public class DbLockProperties {
 
 		public void setBatchSize(int batchSize) {
 			this.batchSize = batchSize;
+		}
+
+	}
+
+	/**
+	 * What happens to locks when the application shuts down.
+	 */
+	public static class Shutdown {
+
+		/**
+		 * How long, once the application is shutting down, threads holding a lock may still
+		 * finish and release it. Waiting threads and new acquisitions are refused at once;
+		 * after this, locks still held are reported lost to their holders and their rows
+		 * deleted, so that the application leaves nothing in the lock table.
+		 */
+		private Duration gracePeriod = Duration.ofSeconds(10);
+
+		public Duration getGracePeriod() {
+			return this.gracePeriod;
+		}
+
+		public void setGracePeriod(Duration gracePeriod) {
+			this.gracePeriod = gracePeriod;
 		}
 
 	}

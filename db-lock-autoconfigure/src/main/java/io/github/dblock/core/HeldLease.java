@@ -61,6 +61,9 @@ final class HeldLease {
 
 	volatile long nextRenewal;
 
+	/** Whether its last renewal together with others failed: it is renewed alone. */
+	volatile boolean renewAlone;
+
 	HeldLease(LocalKey local, Lease lease, LockRequest request, long sentAt) {
 		this.local = local;
 		this.lease = lease;

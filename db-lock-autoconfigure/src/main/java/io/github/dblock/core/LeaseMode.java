@@ -2,6 +2,7 @@ package io.github.dblock.core;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 
 import io.github.dblock.DbLockException;
@@ -51,6 +52,11 @@ final class LeaseMode implements LockMode {
 	@Override
 	public Optional<Instant> extend(Lease lease, Duration duration) {
 		return this.repository.renew(lease, duration);
+	}
+
+	@Override
+	public List<Optional<Instant>> extendAll(List<Lease> leases, Duration duration) {
+		return this.repository.renewAll(leases, duration);
 	}
 
 	@Override

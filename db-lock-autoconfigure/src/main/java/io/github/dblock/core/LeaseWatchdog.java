@@ -1,6 +1,11 @@
 package io.github.dblock.core;
 
+import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -8,6 +13,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
+import io.github.dblock.jdbc.Lease;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -15,14 +21,24 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
- * Renews held, renewed leases: one thread whose periodic sweep renews every lease that is
- * due. A renewal that fails is tried again at the next sweep; a lease whose row is gone or
- * another owner's, or that could not be renewed before its local deadline, is marked lost
- * at once.
+ * Renews held, renewed leases, and finds the ones that ended, on two threads of their own:
+ * <ul>
+ * <li>a periodic sweep renews every lease that is due, those of one length together in one
+ * statement (up to {@link #MAX_BATCH}); if that statement fails, each of its leases is tried
+ * alone, and is renewed alone, after the others, until that succeeds, so that one row
+ * another session has locked delays the others once, by one statement time limit. A renewal that fails is tried again at the next sweep; a lease whose
+ * row is gone or another owner's, or whose renewal came back after its local deadline, is
+ * marked lost;</li>
+ * <li>a periodic check marks lost every lease whose local deadline has passed, from the
+ * local clock alone, so that a renewal stuck on the database never delays the report.</li>
+ * </ul>
  */
 final class LeaseWatchdog implements AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(LeaseWatchdog.class);
+
+	/** The most leases renewed by one statement. */
+	static final int MAX_BATCH = 128;
 
 	private static final long MIN_TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
@@ -36,11 +52,14 @@ final class LeaseWatchdog implements AutoCloseable {
 
 	private @Nullable ScheduledFuture<?> sweeper;
 
+	private @Nullable ScheduledFuture<?> checker;
+
 	LeaseWatchdog(LockMode mode) {
 		this.mode = mode;
 		CustomizableThreadFactory threads = new CustomizableThreadFactory("db-lock-watchdog-");
 		threads.setDaemon(true);
-		this.executor = new ScheduledThreadPoolExecutor(1, threads);
+		// one thread renews, one finds ended leases: the second never waits for the database
+		this.executor = new ScheduledThreadPoolExecutor(2, threads);
 		this.executor.setRemoveOnCancelPolicy(true);
 	}
 
@@ -54,14 +73,31 @@ final class LeaseWatchdog implements AutoCloseable {
 		if (wanted < this.tick) {
 			synchronized (this) {
 				if (wanted < this.tick && !this.executor.isShutdown()) {
-					ScheduledFuture<?> previous = this.sweeper;
-					if (previous != null) {
-						previous.cancel(false);
-					}
+					cancel(this.sweeper);
+					cancel(this.checker);
 					this.tick = wanted;
-					this.sweeper = this.executor.scheduleWithFixedDelay(this::sweep, wanted, wanted, TimeUnit.NANOSECONDS);
+					this.sweeper = this.executor.scheduleWithFixedDelay(() -> never(this::sweep), wanted, wanted,
+							TimeUnit.NANOSECONDS);
+					this.checker = this.executor.scheduleWithFixedDelay(() -> never(this::markEnded), wanted, wanted,
+							TimeUnit.NANOSECONDS);
 				}
 			}
+		}
+	}
+
+	/** Runs a periodic task so that no failure of it ends the schedule (as it would, silently). */
+	private static void never(Runnable task) {
+		try {
+			task.run();
+		}
+		catch (Throwable ex) {
+			logger.error("The lock watchdog failed; it goes on at its next tick", ex);
+		}
+	}
+
+	private static void cancel(@Nullable ScheduledFuture<?> task) {
+		if (task != null) {
+			task.cancel(false);
 		}
 	}
 
@@ -70,56 +106,149 @@ final class LeaseWatchdog implements AutoCloseable {
 		this.renewing.remove(lease);
 	}
 
-	private void sweep() {
+	/** The leases renewed now. */
+	List<HeldLease> watched() {
+		return List.copyOf(this.renewing);
+	}
+
+	private void markEnded() {
 		for (HeldLease lease : this.renewing) {
-			try {
-				if (lease.ended || lease.lostAt != null || !lease.renewed) {
-					this.renewing.remove(lease);
-				}
-				else if (System.nanoTime() - lease.nextRenewal >= 0) {
-					renew(lease);
-				}
-			}
-			catch (RuntimeException ex) {
-				logger.error("Watchdog failed on lock '" + lease.lease.key() + "'", ex);
+			if (!lease.ended && lease.lostAt == null && lease.remainingNanos() <= 0) {
+				lease.lost("it was not renewed before its lease ended on the local clock");
 			}
 		}
 	}
 
-	private void renew(HeldLease lease) {
-		lease.io.lock();
-		try {
-			if (lease.ended || !lease.renewed) {
-				return;
+	private void sweep() {
+		Map<Duration, List<HeldLease>> due = new HashMap<>();
+		List<HeldLease> alone = new ArrayList<>();
+		long now = System.nanoTime();
+		for (HeldLease lease : this.renewing) {
+			if (lease.ended || lease.lostAt != null || !lease.renewed) {
+				this.renewing.remove(lease);
 			}
-			if (lease.remainingNanos() <= 0) {
-				lease.lost("it was not renewed before its lease ended on the local clock");
-				return;
-			}
-			long sentAt = System.nanoTime();
-			try {
-				Optional<Instant> renewed = this.mode.extend(lease.current(), lease.duration);
-				if (renewed.isPresent()) {
-					lease.extended(renewed.get(), lease.duration, sentAt);
-					lease.nextRenewal = sentAt + lease.renewalPeriod;
+			else if (now - lease.nextRenewal >= 0) {
+				if (lease.renewAlone) {
+					alone.add(lease);
 				}
 				else {
-					lease.lost("its row was taken over by another owner or deleted");
-				}
-			}
-			catch (RuntimeException ex) {
-				// tried again at the next sweep, not a whole period later
-				if (lease.remainingNanos() <= 0) {
-					lease.lost("the database could not be reached to renew it before it ended (" + ex.getMessage() + ")");
-				}
-				else {
-					logger.warn("Could not renew lock '" + lease.lease.key() + "'; trying again before its lease ends at "
-							+ lease.expiresAt, ex);
+					due.computeIfAbsent(lease.duration, (duration) -> new ArrayList<>()).add(lease);
 				}
 			}
 		}
+		due.forEach((duration, leases) -> {
+			for (int from = 0; from < leases.size(); from += MAX_BATCH) {
+				renew(duration, leases.subList(from, Math.min(from + MAX_BATCH, leases.size())));
+			}
+		});
+		// those whose last renewal together failed: after the others, so that they delay no one
+		alone.sort(BY_REMAINING);
+		for (HeldLease lease : alone) {
+			renew(lease.duration, List.of(lease));
+		}
+	}
+
+	private static final java.util.Comparator<HeldLease> BY_REMAINING = java.util.Comparator
+		.comparingLong(HeldLease::remainingNanos);
+
+	/** Renews leases of one length together; alone if that fails. */
+	private void renew(Duration duration, List<HeldLease> due) {
+		List<HeldLease> locked = new ArrayList<>(due.size());
+		try {
+			for (HeldLease lease : due) {
+				// one busy with a statement of its own (release, extension) is left to the next sweep
+				if (lease.io.tryLock()) {
+					locked.add(lease);
+				}
+			}
+			List<HeldLease> batch = new ArrayList<>(locked.size());
+			List<Lease> current = new ArrayList<>(locked.size());
+			for (HeldLease lease : locked) {
+				if (renewable(lease, duration)) {
+					batch.add(lease);
+					current.add(lease.current());
+				}
+			}
+			if (batch.size() == 1) {
+				renewAlone(batch.get(0));
+			}
+			else if (!batch.isEmpty()) {
+				long sentAt = System.nanoTime();
+				List<Optional<Instant>> renewed;
+				try {
+					renewed = this.mode.extendAll(current, duration);
+				}
+				catch (RuntimeException ex) {
+					logger.warn("Could not renew " + batch.size() + " locks together; renewing each alone", ex);
+					batch.sort(BY_REMAINING);
+					for (HeldLease lease : batch) {
+						lease.renewAlone = true;
+						renewAlone(lease);
+					}
+					return;
+				}
+				for (int i = 0; i < batch.size(); i++) {
+					renewed(batch.get(i), renewed.get(i), sentAt);
+				}
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.error("Watchdog failed renewing " + due, ex);
+		}
 		finally {
-			lease.io.unlock();
+			locked.forEach((lease) -> lease.io.unlock());
+		}
+	}
+
+	/** Whether a lease is to be renewed now; one past its local deadline is marked lost. */
+	private static boolean renewable(HeldLease lease, Duration duration) {
+		if (lease.ended || !lease.renewed || lease.lostAt != null || !lease.duration.equals(duration)) {
+			return false;
+		}
+		if (lease.remainingNanos() <= 0) {
+			lease.lost("it was not renewed before its lease ended on the local clock");
+			return false;
+		}
+		return true;
+	}
+
+	/** Renews one lease, with its io lock held. */
+	private void renewAlone(HeldLease lease) {
+		if (lease.ended || lease.lostAt != null) {
+			return;
+		}
+		long sentAt = System.nanoTime();
+		try {
+			renewed(lease, this.mode.extend(lease.current(), lease.duration), sentAt);
+			lease.renewAlone = false;
+		}
+		catch (RuntimeException ex) {
+			// tried again at the next sweep, not a whole period later, and after the others
+			lease.renewAlone = true;
+			if (lease.remainingNanos() <= 0) {
+				lease.lost("the database could not be reached to renew it before it ended (" + ex.getMessage() + ")");
+			}
+			else {
+				logger.warn("Could not renew lock '" + lease.lease.key() + "'; trying again before its lease ends at "
+						+ lease.deadlineInstant(), ex);
+			}
+		}
+	}
+
+	private static void renewed(HeldLease lease, Optional<Instant> renewed, long sentAt) {
+		if (lease.ended) {
+			return;
+		}
+		if (renewed.isEmpty()) {
+			lease.lost("its row was taken over by another owner or deleted");
+		}
+		else if (lease.remainingNanos() <= 0) {
+			// this JVM already counted it as ended: it does not come back to life
+			lease.lost("its renewal came back only after its lease had ended on the local clock");
+		}
+		else {
+			lease.extended(renewed.get(), lease.duration, sentAt);
+			lease.nextRenewal = sentAt + lease.renewalPeriod;
 		}
 	}
 

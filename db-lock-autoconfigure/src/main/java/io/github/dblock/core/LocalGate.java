@@ -21,6 +21,9 @@ final class LocalGate<T> {
 
 	private boolean taken;
 
+	/** Refuses every waiter: the engine is shutting down. */
+	private boolean refusing;
+
 	/**
 	 * Waits up to {@code nanos} to pass; with {@code nanos <= 0}, passes only if the gate is
 	 * free.
@@ -30,6 +33,9 @@ final class LocalGate<T> {
 	@Nullable Passage<T> enter(long nanos) throws InterruptedException {
 		Waiter<T> waiter;
 		synchronized (this) {
+			if (this.refusing) {
+				return null;
+			}
 			if (!this.taken && this.waiters.isEmpty()) {
 				this.taken = true;
 				return Passage.free();
@@ -45,6 +51,9 @@ final class LocalGate<T> {
 			Passage<T> passage = waiter.passage;
 			if (passage != null) {
 				return passage;
+			}
+			if (waiter.refused) {
+				return null;
 			}
 			boolean interrupted = Thread.interrupted();
 			long remaining = deadline - System.nanoTime();
@@ -101,6 +110,18 @@ final class LocalGate<T> {
 	}
 
 	/**
+	 * Sends every waiter away, now and from now on, as if its time had run out.
+	 */
+	synchronized void refuseWaiters() {
+		this.refusing = true;
+		for (Waiter<T> waiter : this.waiters) {
+			waiter.refused = true;
+			LockSupport.unpark(waiter.thread);
+		}
+		this.waiters.clear();
+	}
+
+	/**
 	 * How many threads wait to pass.
 	 * @return the number
 	 */
@@ -135,6 +156,8 @@ final class LocalGate<T> {
 		final Thread thread;
 
 		volatile @Nullable Passage<T> passage;
+
+		volatile boolean refused;
 
 		Waiter(Thread thread) {
 			this.thread = thread;

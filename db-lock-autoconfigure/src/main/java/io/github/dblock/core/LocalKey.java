@@ -18,6 +18,9 @@ final class LocalKey {
 	/** The hold that owns the gate, while one does. */
 	volatile @Nullable Hold hold;
 
+	/** The thread asking the database for the key between attempts, to wake at shutdown. */
+	volatile @Nullable Thread polling;
+
 	LocalKey(String key) {
 		this.key = key;
 	}

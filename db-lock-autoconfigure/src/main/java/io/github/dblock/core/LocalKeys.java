@@ -20,6 +20,11 @@ final class LocalKeys {
 	}
 
 	/** Counts one user less; the entry goes with the last. */
+	/** The keys in use now: held, awaited or being taken. */
+	java.util.Collection<LocalKey> inUse() {
+		return this.keys.values();
+	}
+
 	void exit(LocalKey local) {
 		this.keys.computeIfPresent(local.key, (k, current) -> (current == local && --current.users == 0) ? null : current);
 	}

@@ -61,6 +61,8 @@ public final class LockEngine implements AutoCloseable {
 
 	}
 
+	private static final long SHUTDOWN_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
 	private final LockRepository repository;
 
 	private final LockEngineSettings settings;
@@ -144,9 +146,7 @@ public final class LockEngine implements AutoCloseable {
 		LocalKey local = this.keys.enter(key);
 		boolean kept = false;
 		try {
-			if (this.closed) {
-				throw new DbLockException("Could not acquire lock '" + key + "': the lock engine is closed");
-			}
+			refuseIfClosed(key);
 			Hold current = local.hold;
 			if (current != null && current.thread == Thread.currentThread() && current.isActive()) {
 				LockHandle again = reenter(current, request);
@@ -157,6 +157,7 @@ public final class LockEngine implements AutoCloseable {
 					// its lease may have ended: this thread still owns the gate, and asks the database afresh
 					Hold fresh = poll(request, local, deadline, renewalPeriod);
 					if (fresh == null) {
+						refuseIfClosed(key);
 						return null;
 					}
 					local.hold = fresh;
@@ -166,10 +167,18 @@ public final class LockEngine implements AutoCloseable {
 			}
 			LocalGate.Passage<HeldLease> passage = local.gate.enter(request.waitTime().toNanos());
 			if (passage == null) {
+				refuseIfClosed(key);
 				return null;
 			}
 			Hold hold;
 			try {
+				if (this.closed) {
+					HeldLease handedOn = passage.handedOn();
+					if (handedOn != null) {
+						this.releases.end(handedOn, Duration.ZERO);
+					}
+					refuseIfClosed(key);
+				}
 				hold = takeOver(passage.handedOn(), request, renewalPeriod);
 				if (hold == null) {
 					holdBack(passage.holdBackUntil(), deadline);
@@ -182,6 +191,7 @@ public final class LockEngine implements AutoCloseable {
 			}
 			if (hold == null) {
 				local.gate.leave();
+				refuseIfClosed(key);
 				return null;
 			}
 			local.hold = hold;
@@ -210,14 +220,59 @@ public final class LockEngine implements AutoCloseable {
 		}
 	}
 
+	private void refuseIfClosed(String key) {
+		if (this.closed) {
+			throw new DbLockException("Could not acquire lock '" + key + "': the lock engine is shut down");
+		}
+	}
+
 	/**
-	 * Refuses new acquisitions and stops the watchdog. Leases still held end at their
-	 * expiry; releases go on as before.
+	 * Shuts down at once: {@link #shutdown(Duration)} with no time for holders to finish.
 	 */
 	@Override
 	public void close() {
+		shutdown(Duration.ZERO);
+	}
+
+	/**
+	 * Shuts the engine down, leaving nothing of this JVM's in the lock table: new
+	 * acquisitions are refused, and so are the threads waiting for a key, at once (with a
+	 * {@link DbLockException}); holders have up to {@code grace} to finish and release,
+	 * their leases renewed meanwhile; then the leases still held are marked lost (reported
+	 * to their holders as any lost lease is) and their rows deleted, and the watchdog stops.
+	 * Returns within {@code grace} plus the time of the deletes.
+	 * @param grace how long holders may still work; zero for none
+	 */
+	public void shutdown(Duration grace) {
 		this.closed = true;
+		for (LocalKey local : this.keys.inUse()) {
+			local.gate.refuseWaiters();
+			Thread polling = local.polling;
+			if (polling != null) {
+				LockSupport.unpark(polling);
+			}
+		}
+		long deadline = System.nanoTime() + grace.toNanos();
+		while (holding() && System.nanoTime() - deadline < 0) {
+			LockSupport.parkNanos(SHUTDOWN_CHECK_NANOS);
+		}
+		for (LocalKey local : this.keys.inUse()) {
+			Hold hold = local.hold;
+			if (hold != null) {
+				hold.lease.lost("the application shut down while it was held; its row is deleted");
+				this.releases.end(hold.lease, Duration.ZERO);
+			}
+		}
 		this.watchdog.close();
+	}
+
+	private boolean holding() {
+		for (LocalKey local : this.keys.inUse()) {
+			if (local.hold != null) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/**
@@ -285,10 +340,22 @@ public final class LockEngine implements AutoCloseable {
 				return new Hold(lease, request, 0, this.releases::release);
 			}
 			long remaining = deadline - System.nanoTime();
-			if (remaining <= 0) {
+			if (remaining <= 0 || this.closed) {
 				return null;
 			}
-			TimeUnit.NANOSECONDS.sleep(Math.min(this.settings.backoff().delayNanos(attempt), remaining));
+			local.polling = Thread.currentThread();
+			try {
+				long until = System.nanoTime() + Math.min(this.settings.backoff().delayNanos(attempt), remaining);
+				for (long left = until - System.nanoTime(); left > 0 && !this.closed; left = until - System.nanoTime()) {
+					LockSupport.parkNanos(this, left);
+					if (Thread.interrupted()) {
+						throw new InterruptedException();
+					}
+				}
+			}
+			finally {
+				local.polling = null;
+			}
 		}
 	}
 

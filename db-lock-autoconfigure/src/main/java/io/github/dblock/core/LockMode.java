@@ -2,6 +2,7 @@ package io.github.dblock.core;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 
 import io.github.dblock.jdbc.Lease;
@@ -32,6 +33,15 @@ interface LockMode {
 	 * @return its new end, or empty if it is no longer this owner's
 	 */
 	Optional<Instant> extend(Lease lease, Duration duration);
+
+	/**
+	 * Extends leases that their owners still hold to {@code duration} from the database's
+	 * now, in as few statements as the database allows.
+	 * @param leases the leases
+	 * @param duration the new lease from now
+	 * @return for each lease, in order, its new end, or empty if it is no longer its owner's
+	 */
+	List<Optional<Instant>> extendAll(List<Lease> leases, Duration duration);
 
 	/**
 	 * Ends a lease, or, while {@code minimumHold} since its acquisition has not passed,

@@ -1,9 +1,12 @@
 package io.github.dblock.jdbc;
 
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.Executor;
 import java.util.function.Function;
 
 import javax.sql.DataSource;
@@ -14,53 +17,90 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.dao.ConcurrencyFailureException;
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DuplicateKeyException;
+import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.DataSourceTransactionManager;
-import org.springframework.transaction.TransactionDefinition;
-import org.springframework.transaction.support.AbstractPlatformTransactionManager;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
+import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
+import org.springframework.jdbc.support.SQLErrorCodeSQLExceptionTranslator;
+import org.springframework.jdbc.support.SQLExceptionTranslator;
+import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
-import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * {@link LockRepository} over JDBC. Each statement runs on a pooled connection of its own
- * in autocommit and commits alone. Where the calling thread has a Spring transaction, it
- * runs with {@code NOT_SUPPORTED} propagation: the caller's transaction is suspended, so
- * neither a slow nor a rolled-back caller transaction touches a lock (and no lock
- * connection is tied to the caller's transaction); elsewhere it runs as it is, with no
- * transaction machinery on the way. A deadlock, lock-wait timeout or
- * duplicate key reported by the database counts as an attempt that did not acquire.
+ * {@link LockRepository} over JDBC. Every operation runs on a pooled connection of its own,
+ * taken from the {@link DataSource} itself and not through Spring's transaction resources,
+ * in autocommit: whatever transaction the calling thread has (a
+ * {@code DataSourceTransactionManager}'s, a {@code JpaTransactionManager}'s, with its
+ * connection bound to the thread), a lock statement neither joins it nor waits for it, and
+ * its commit or rollback never touches a lock. While the operation runs, the thread's
+ * transaction synchronizations are set aside (not suspended: the caller's resources stay
+ * as they are) so that no Spring code ties the lock connection to the caller's transaction.
+ * A connection handed out with autocommit off is switched to autocommit for the operation
+ * and back after it.
+ * <p>
+ * Every statement is bounded by the statement timeout: as a JDBC query timeout (whole
+ * seconds, which the database enforces) and as the connection's network timeout (which the
+ * driver enforces, so that a stalled server or network cannot hold a caller), restored
+ * before the connection goes back to the pool. A deadlock, lock-wait timeout or duplicate
+ * key reported by the database counts as an attempt that did not acquire.
+ * <p>
+ * With JTA, a {@code DataSource} that enlists its connections in the thread's JTA
+ * transaction enlists the lock connection too: give db-lock a data source that does not.
  */
 public class JdbcLockRepository implements LockRepository {
 
 	/** The length of the {@code lock_key} column in every migration. */
 	public static final int MAX_KEY_LENGTH = 255;
 
+	/** The statement timeout when none is given. */
+	public static final Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(2);
+
 	private static final int WRITE_ATTEMPTS = 3;
+
+	private static final Executor CALLER_RUNS = Runnable::run;
 
 	private static final Log logger = LogFactory.getLog(JdbcLockRepository.class);
 
 	private final DataSource dataSource;
 
-	private final JdbcTemplate jdbc;
-
-	private final TransactionTemplate outsideTransaction;
+	private final SQLExceptionTranslator exceptionTranslator;
 
 	private final SqlDialect dialect;
+
+	private final int networkTimeoutMillis;
+
+	private final int queryTimeoutSeconds;
+
+	/**
+	 * Creates a repository with the {@linkplain #DEFAULT_STATEMENT_TIMEOUT default statement
+	 * timeout}.
+	 * @param dataSource the application's data source
+	 * @param dialect the SQL of its database, naming the lock table
+	 */
+	public JdbcLockRepository(DataSource dataSource, SqlDialect dialect) {
+		this(dataSource, dialect, DEFAULT_STATEMENT_TIMEOUT);
+	}
 
 	/**
 	 * Creates a repository.
 	 * @param dataSource the application's data source
 	 * @param dialect the SQL of its database, naming the lock table
+	 * @param statementTimeout the longest a lock statement may take, from sending it to its
+	 * reply; at least one millisecond
 	 */
-	public JdbcLockRepository(DataSource dataSource, SqlDialect dialect) {
-		this.dataSource = dataSource;
-		this.jdbc = new JdbcTemplate(dataSource);
-		DataSourceTransactionManager transactionManager = new DataSourceTransactionManager(dataSource);
-		// no synchronization: the connection goes back to the pool as soon as the statement ends
-		transactionManager.setTransactionSynchronization(AbstractPlatformTransactionManager.SYNCHRONIZATION_NEVER);
-		this.outsideTransaction = new TransactionTemplate(transactionManager);
-		this.outsideTransaction.setPropagationBehavior(TransactionDefinition.PROPAGATION_NOT_SUPPORTED);
+	public JdbcLockRepository(DataSource dataSource, SqlDialect dialect, Duration statementTimeout) {
+		if (statementTimeout.toMillis() < 1 || statementTimeout.toMillis() > Integer.MAX_VALUE) {
+			throw new IllegalArgumentException("The statement timeout must be between 1 ms and "
+					+ Integer.MAX_VALUE + " ms, not " + statementTimeout);
+		}
+		// a proxy that hands out the thread's transactional connection would defeat the isolation
+		this.dataSource = (dataSource instanceof TransactionAwareDataSourceProxy proxy
+				&& proxy.getTargetDataSource() != null) ? proxy.getTargetDataSource() : dataSource;
+		this.exceptionTranslator = new SQLErrorCodeSQLExceptionTranslator(this.dataSource);
 		this.dialect = dialect;
+		this.networkTimeoutMillis = (int) statementTimeout.toMillis();
+		// whole seconds only; below one second the network timeout alone bounds a statement
+		this.queryTimeoutSeconds = (int) Math.min(statementTimeout.toSeconds(), Integer.MAX_VALUE);
 	}
 
 	/**
@@ -74,10 +114,11 @@ public class JdbcLockRepository implements LockRepository {
 	@Override
 	public Optional<Lease> tryAcquire(String key, String owner, Duration lease) {
 		try {
-			return outsideTransaction((jdbc) -> this.dialect.tryAcquire(jdbc, key, owner, lease));
+			return onOwnConnection((jdbc) -> this.dialect.tryAcquire(jdbc, key, owner, lease));
 		}
 		catch (DataAccessException ex) {
 			if (!isContention(ex)) {
+				abandon(key, owner, ex);
 				throw ex;
 			}
 			if (logger.isDebugEnabled()) {
@@ -87,29 +128,52 @@ public class JdbcLockRepository implements LockRepository {
 		}
 	}
 
+	/**
+	 * After an attempt failed in a way that does not tell whether the database committed it
+	 * (a timeout, a reset connection, an interrupt), deletes the row it may have written,
+	 * found by its owner id, which no other attempt has: best effort, on another connection.
+	 */
+	private void abandon(String key, String owner, DataAccessException failure) {
+		try {
+			if (onOwnConnection((jdbc) -> this.dialect.abandon(jdbc, key, owner))) {
+				logger.warn("Deleted the row of lock '" + key + "' that a failed attempt had written (" + failure.getMessage()
+						+ ")");
+			}
+		}
+		catch (DataAccessException ex) {
+			failure.addSuppressed(ex);
+		}
+	}
+
 	@Override
 	public boolean release(Lease lease, Duration minimumHold) {
-		return retryingContention(() -> outsideTransaction((jdbc) -> this.dialect.release(jdbc, lease, minimumHold)));
+		return retryingContention(() -> onOwnConnection((jdbc) -> this.dialect.release(jdbc, lease, minimumHold)));
 	}
 
 	@Override
 	public boolean cede(Lease lease, Duration wantedWithin) {
-		return retryingContention(() -> outsideTransaction((jdbc) -> this.dialect.cede(jdbc, lease, wantedWithin)));
+		return retryingContention(() -> onOwnConnection((jdbc) -> this.dialect.cede(jdbc, lease, wantedWithin)));
 	}
 
 	@Override
 	public int releaseAll(List<Lease> leases) {
-		return retryingContention(() -> outsideTransaction((jdbc) -> this.dialect.releaseAll(jdbc, leases)));
+		return retryingContention(() -> onOwnConnection((jdbc) -> this.dialect.releaseAll(jdbc, leases)));
 	}
 
 	@Override
 	public Optional<Instant> renew(Lease lease, Duration duration) {
-		return retryingContention(() -> outsideTransaction((jdbc) -> this.dialect.renew(jdbc, lease, duration)));
+		return retryingContention(() -> onOwnConnection((jdbc) -> this.dialect.renew(jdbc, lease, duration)));
+	}
+
+	@Override
+	public List<Optional<Instant>> renewAll(List<Lease> leases, Duration duration) {
+		// not retried here: the watchdog tries again at its next sweep, and a row another session locked stays locked
+		return onOwnConnection((jdbc) -> this.dialect.renewAll(jdbc, leases, duration));
 	}
 
 	@Override
 	public int deleteExpired(int limit) {
-		return retryingContention(() -> outsideTransaction((jdbc) -> this.dialect.deleteExpired(jdbc, limit)));
+		return retryingContention(() -> onOwnConnection((jdbc) -> this.dialect.deleteExpired(jdbc, limit)));
 	}
 
 	@Override
@@ -117,18 +181,94 @@ public class JdbcLockRepository implements LockRepository {
 		return MAX_KEY_LENGTH;
 	}
 
-	private <T> T outsideTransaction(Function<JdbcTemplate, T> statements) {
-		if (!TransactionSynchronizationManager.isSynchronizationActive()
-				&& !TransactionSynchronizationManager.hasResource(this.dataSource)) {
-			// no transaction on this thread: the statement autocommits on a pooled connection as it is
-			return statements.apply(this.jdbc);
+	/**
+	 * Runs an operation's statements on a connection of its own, outside whatever
+	 * transaction the thread has, in autocommit and within the statement timeout.
+	 */
+	private <T> T onOwnConnection(Function<JdbcOperations, T> statements) {
+		List<TransactionSynchronization> setAside = setAsideSynchronizations();
+		try {
+			Connection connection = this.dataSource.getConnection();
+			try {
+				return onConnection(connection, statements);
+			}
+			finally {
+				connection.close();
+			}
 		}
-		T result = this.outsideTransaction.execute((status) -> statements.apply(this.jdbc));
-		if (result == null) {
-			throw new IllegalStateException("No result from " + this.dialect);
+		catch (SQLException ex) {
+			throw translate("Lock statement on a connection of its own", ex);
 		}
-		return result;
+		finally {
+			restoreSynchronizations(setAside);
+		}
 	}
+
+	private <T> T onConnection(Connection connection, Function<JdbcOperations, T> statements) throws SQLException {
+		boolean autoCommit = connection.getAutoCommit();
+		if (!autoCommit) {
+			connection.setAutoCommit(true);
+		}
+		int networkTimeout = connection.getNetworkTimeout();
+		connection.setNetworkTimeout(CALLER_RUNS, this.networkTimeoutMillis);
+		try {
+			JdbcTemplate jdbc = new JdbcTemplate();
+			jdbc.setDataSource(new SingleConnectionDataSource(connection, true));
+			jdbc.setExceptionTranslator(this.exceptionTranslator);
+			jdbc.setQueryTimeout(this.queryTimeoutSeconds);
+			T result = statements.apply(jdbc);
+			if (result == null) {
+				throw new IllegalStateException("No result from " + this.dialect);
+			}
+			return result;
+		}
+		finally {
+			if (!connection.isClosed()) {
+				connection.setNetworkTimeout(CALLER_RUNS, networkTimeout);
+				if (!autoCommit) {
+					connection.setAutoCommit(false);
+				}
+			}
+		}
+	}
+
+	private DataAccessException translate(String task, SQLException ex) {
+		DataAccessException translated = this.exceptionTranslator.translate(task, null, ex);
+		return (translated != null) ? translated
+				: new org.springframework.jdbc.UncategorizedSQLException(task, null, ex);
+	}
+
+	/**
+	 * Takes the thread's transaction synchronizations away for the length of a lock
+	 * operation, so that no Spring code binds the lock connection to the caller's
+	 * transaction; they are not suspended, and nothing else of the caller's changes.
+	 */
+	private static List<TransactionSynchronization> setAsideSynchronizations() {
+		if (!TransactionSynchronizationManager.isSynchronizationActive()) {
+			return List.of();
+		}
+		List<TransactionSynchronization> synchronizations = TransactionSynchronizationManager.getSynchronizations();
+		TransactionSynchronizationManager.clearSynchronization();
+		return (synchronizations.isEmpty()) ? EMPTY_BUT_ACTIVE : synchronizations;
+	}
+
+	private static void restoreSynchronizations(List<TransactionSynchronization> setAside) {
+		if (setAside.isEmpty()) {
+			return;
+		}
+		TransactionSynchronizationManager.initSynchronization();
+		for (TransactionSynchronization synchronization : setAside) {
+			if (synchronization != NO_SYNCHRONIZATION) {
+				TransactionSynchronizationManager.registerSynchronization(synchronization);
+			}
+		}
+	}
+
+	/** Marks synchronization that was active with nothing registered. */
+	private static final TransactionSynchronization NO_SYNCHRONIZATION = new TransactionSynchronization() {
+	};
+
+	private static final List<TransactionSynchronization> EMPTY_BUT_ACTIVE = List.of(NO_SYNCHRONIZATION);
 
 	/** A deadlock victim's write did nothing: run it again, what it checks still holds. */
 	private <T> T retryingContention(java.util.function.Supplier<T> write) {

@@ -27,8 +27,8 @@ import org.springframework.jdbc.support.KeyHolder;
  * removes an expired lease and the insert is tried once more. Times are {@code DATETIME(6)} in UTC,
  * independent of the session time zone. Neither database returns values from an
  * {@code INSERT} in its reply, so the lease end reported to the caller is the database's
- * time estimated from an offset measured once, rounded down; the database alone decides
- * expiry.
+ * time estimated from an offset measured every minute, never later than the database's;
+ * the database alone decides expiry.
  */
 abstract class MySqlFamilyDialect extends SqlDialect {
 
@@ -41,7 +41,10 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 
 	private final String markWantedSql;
 
-	private volatile @Nullable Duration clockOffset;
+	/** How long a measured clock offset is used before it is measured again. */
+	private static final long CLOCK_OFFSET_AGE_NANOS = Duration.ofMinutes(1).toNanos();
+
+	private volatile @Nullable ClockOffset clockOffset;
 
 	MySqlFamilyDialect(String name, String table) {
 		super(name, table);
@@ -105,15 +108,24 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 		return new Lease(key, owner, token, sentAt.plus(offset).plus(lease));
 	}
 
+	/**
+	 * The database clock's offset from this JVM's, measured again every minute so that
+	 * clocks that drift apart are followed. It is a lower bound: the database read its clock
+	 * before the reply came back, so a lease end estimated with it is never later than the
+	 * database's.
+	 */
 	private Duration clockOffset(JdbcOperations jdbc) {
-		Duration offset = this.clockOffset;
-		if (offset == null) {
+		ClockOffset offset = this.clockOffset;
+		long now = System.nanoTime();
+		if (offset == null || now - offset.measuredAt() > CLOCK_OFFSET_AGE_NANOS) {
 			LocalDateTime databaseNow = Objects.requireNonNull(jdbc.queryForObject("SELECT " + now(), LocalDateTime.class));
-			// the database read its clock before this instant: the offset errs towards an earlier lease end
-			offset = Duration.between(Instant.now(), databaseNow.toInstant(ZoneOffset.UTC));
+			offset = new ClockOffset(Duration.between(Instant.now(), databaseNow.toInstant(ZoneOffset.UTC)), now);
 			this.clockOffset = offset;
 		}
-		return offset;
+		return offset.offset();
+	}
+
+	private record ClockOffset(Duration offset, long measuredAt) {
 	}
 
 	/** InnoDB's lock-wait timeout (1205) and deadlock (1213). */

@@ -1,7 +1,12 @@
 package io.github.dblock.jdbc;
 
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.jdbc.core.JdbcOperations;
 
 /**
  * PostgreSQL 14 and later: one {@code INSERT ... ON CONFLICT DO UPDATE ... RETURNING} takes
@@ -53,6 +58,16 @@ public class PostgreSqlDialect extends SqlDialect {
 	@Override
 	protected String acquireSql() {
 		return this.acquireSql;
+	}
+
+	/** One statement: the {@code UPDATE} returns the new ends. */
+	@Override
+	protected Map<String, Instant> renewRows(JdbcOperations jdbc, int count, Object[] parameters, Object[] heldBy) {
+		Map<String, Instant> ends = new HashMap<>();
+		jdbc.query(renewAllSql(count) + " RETURNING owner, expires_at", (rs) -> {
+			ends.put(rs.getString("owner"), readInstant(rs, "expires_at"));
+		}, parameters);
+		return ends;
 	}
 
 	/** serialization_failure, deadlock_detected and lock_not_available. */

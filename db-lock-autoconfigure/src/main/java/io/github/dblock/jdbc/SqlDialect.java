@@ -5,8 +5,11 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
@@ -38,6 +41,8 @@ public abstract class SqlDialect {
 
 	private final String cedeSql;
 
+	private final String abandonSql;
+
 	/** The statements of {@link #releaseAll}, by the number of leases they end. */
 	private final AtomicReferenceArray<String> releaseAllSql = new AtomicReferenceArray<>(129);
 
@@ -57,6 +62,7 @@ public abstract class SqlDialect {
 		this.expiresAtSql = "SELECT expires_at FROM " + table + heldBy;
 		this.deleteExpiredSql = deleteExpiredSql(table);
 		this.cedeSql = "DELETE FROM " + table + heldBy + " AND wanted_at > " + plusMicros(now());
+		this.abandonSql = "DELETE FROM " + table + " WHERE lock_key = ? AND owner = ?";
 	}
 
 	/**
@@ -156,23 +162,13 @@ public abstract class SqlDialect {
 		if (leases.size() == 1) {
 			return release(jdbc, leases.get(0), Duration.ZERO) ? 1 : 0;
 		}
-		int count = leases.size();
-		Object[] parameters = new Object[count * 3];
-		for (int i = 0; i < count; i++) {
-			Lease lease = leases.get(i);
-			parameters[i] = lease.key();
-			parameters[count + i] = lease.owner();
-			parameters[2 * count + i] = lease.token();
-		}
-		return jdbc.update(releaseAllSql(leases.size()), parameters);
+		return jdbc.update(releaseAllSql(leases.size()), heldByParameters(leases));
 	}
 
 	private String releaseAllSql(int count) {
 		String sql = (count < this.releaseAllSql.length()) ? this.releaseAllSql.get(count) : null;
 		if (sql == null) {
-			String list = String.join(", ", Collections.nCopies(count, "?"));
-			sql = "DELETE FROM " + this.table + " WHERE lock_key IN (" + list + ") AND owner IN (" + list
-					+ ") AND token IN (" + list + ")";
+			sql = "DELETE FROM " + this.table + heldByAll(count);
 			if (count < this.releaseAllSql.length()) {
 				this.releaseAllSql.set(count, sql);
 			}
@@ -199,6 +195,91 @@ public abstract class SqlDialect {
 	}
 
 	/**
+	 * Extends leases that their owners and tokens still hold to {@code duration} from the
+	 * database's now, in as few statements as the database allows: here an {@code UPDATE}
+	 * of the rows whose key, owner and token are all among the leases' (as every
+	 * acquisition has an owner id of its own, a row matches only with its own key and
+	 * token), then a {@code SELECT} of their new ends.
+	 * @param jdbc runs the statements
+	 * @param leases the leases, with distinct owners
+	 * @param duration the new lease from now
+	 * @return for each lease, in order, its new end, or empty if its row is gone or another
+	 * owner's
+	 */
+	public List<Optional<Instant>> renewAll(JdbcOperations jdbc, List<Lease> leases, Duration duration) {
+		if (leases.size() == 1) {
+			return List.of(renew(jdbc, leases.get(0), duration));
+		}
+		Object[] heldBy = heldByParameters(leases);
+		Object[] parameters = new Object[heldBy.length + 1];
+		parameters[0] = micros(duration);
+		System.arraycopy(heldBy, 0, parameters, 1, heldBy.length);
+		Map<String, Instant> ends = renewRows(jdbc, leases.size(), parameters, heldBy);
+		List<Optional<Instant>> renewed = new ArrayList<>(leases.size());
+		for (Lease lease : leases) {
+			renewed.add(Optional.ofNullable(ends.get(lease.owner())));
+		}
+		return renewed;
+	}
+
+	/**
+	 * Runs the renewal of {@link #renewAll}: {@link #renewAllSql}, then a {@code SELECT} of
+	 * the rows' new ends.
+	 * @param jdbc runs the statements
+	 * @param count the number of leases
+	 * @param parameters the parameters of {@link #renewAllSql}
+	 * @param heldBy the parameters of {@link #heldByAll}
+	 * @return the new end of each row renewed, by owner
+	 */
+	protected Map<String, Instant> renewRows(JdbcOperations jdbc, int count, Object[] parameters, Object[] heldBy) {
+		Map<String, Instant> ends = new HashMap<>();
+		if (jdbc.update(renewAllSql(count), parameters) > 0) {
+			jdbc.query("SELECT owner, expires_at FROM " + this.table + heldByAll(count), (rs) -> {
+				ends.put(rs.getString("owner"), readInstant(rs, "expires_at"));
+			}, heldBy);
+		}
+		return ends;
+	}
+
+	/**
+	 * The statement of {@link #renewAll} for {@code count} leases: its parameters are the
+	 * lease in microseconds, then the keys, owners and tokens as in {@link #heldByAll}.
+	 * @param count the number of leases
+	 * @return the SQL
+	 */
+	protected String renewAllSql(int count) {
+		return "UPDATE " + this.table + " SET expires_at = " + plusMicros(now()) + heldByAll(count);
+	}
+
+	/**
+	 * The condition that matches the rows of {@code count} leases: {@code WHERE lock_key IN
+	 * (...) AND owner IN (...) AND token IN (...)}, each list with {@code count} parameters.
+	 * @param count the number of leases
+	 * @return the SQL, starting with a space
+	 */
+	protected static String heldByAll(int count) {
+		String list = String.join(", ", Collections.nCopies(count, "?"));
+		return " WHERE lock_key IN (" + list + ") AND owner IN (" + list + ") AND token IN (" + list + ")";
+	}
+
+	/**
+	 * The parameters of {@link #heldByAll}: the keys, then the owners, then the tokens.
+	 * @param leases the leases
+	 * @return the parameters
+	 */
+	protected static Object[] heldByParameters(List<Lease> leases) {
+		int count = leases.size();
+		Object[] parameters = new Object[count * 3];
+		for (int i = 0; i < count; i++) {
+			Lease lease = leases.get(i);
+			parameters[i] = lease.key();
+			parameters[count + i] = lease.owner();
+			parameters[2 * count + i] = lease.token();
+		}
+		return parameters;
+	}
+
+	/**
 	 * Ends a lease, if its owner and token still hold it, only if another owner's attempt
 	 * marked the key as wanted less than {@code wantedWithin} ago.
 	 * @param jdbc runs the statement
@@ -208,6 +289,18 @@ public abstract class SqlDialect {
 	 */
 	public boolean cede(JdbcOperations jdbc, Lease lease, Duration wantedWithin) {
 		return jdbc.update(this.cedeSql, lease.key(), lease.owner(), lease.token(), -micros(wantedWithin)) == 1;
+	}
+
+	/**
+	 * Deletes the row an attempt may have written, if it did: found by the attempt's owner
+	 * id, which no other attempt has.
+	 * @param jdbc runs the statement
+	 * @param key the lock key
+	 * @param owner the attempt's owner id
+	 * @return whether there was such a row
+	 */
+	public boolean abandon(JdbcOperations jdbc, String key, String owner) {
+		return jdbc.update(this.abandonSql, key, owner) == 1;
 	}
 
 	/**

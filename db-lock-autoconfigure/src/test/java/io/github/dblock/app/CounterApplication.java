@@ -9,7 +9,9 @@ import org.springframework.context.annotation.Import;
  * annotated service.
  */
 @SpringBootConfiguration
-@EnableAutoConfiguration
+// the transactions of this application are a DataSourceTransactionManager's; JpaCounterApplication has JPA's
+@EnableAutoConfiguration(excludeName = { "org.springframework.boot.hibernate.autoconfigure.HibernateJpaAutoConfiguration",
+		"org.springframework.boot.data.jpa.autoconfigure.DataJpaRepositoriesAutoConfiguration" })
 @Import(CounterService.class)
 public class CounterApplication {
 

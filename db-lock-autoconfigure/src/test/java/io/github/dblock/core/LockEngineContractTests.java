@@ -1,8 +1,12 @@
 package io.github.dblock.core;
 
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -30,6 +34,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -365,8 +370,112 @@ abstract class LockEngineContractTests {
 			.isZero();
 		assertThatExceptionOfType(DbLockException.class)
 			.isThrownBy(() -> node.acquire(LockRequest.of("closing-0", LONG_WAIT, LEASE)))
-			.withMessageContaining("closed");
+			.withMessageContaining("shut down");
 		assertThat(this.repositoryA.acquireCalls()).isEqualTo(50);
+	}
+
+	@Test
+	void shutdownRefusesWaitersAtOnceAndDeletesTheRowsOfLocksStillHeld() throws Exception {
+		LockEngine node = new LockEngine(this.repositoryA, LockEngineSettings.of(BACKOFF));
+		LockHandle held = node.acquire(renewed("shutdown-held", LEASE));
+		try (LockHandle elsewhere = this.nodeB.acquire(renewed("shutdown-elsewhere", LEASE))) {
+			// one waits on the local gate, one asks the database for a key another node holds
+			CompletableFuture<Throwable> atTheGate = failureOf(() -> node.acquire(renewed("shutdown-held", LEASE)));
+			int callsBefore = this.repositoryA.acquireCalls();
+			CompletableFuture<Throwable> polling = failureOf(() -> node.acquire(renewed("shutdown-elsewhere", LEASE)));
+			await().atMost(Duration.ofSeconds(30)).until(() -> this.repositoryA.acquireCalls() >= callsBefore + 2);
+			node.shutdown(Duration.ZERO);
+			// within the test's patience, far less than their minute of wait
+			assertThat(atTheGate.get(30, TimeUnit.SECONDS)).isInstanceOf(DbLockException.class)
+				.hasMessageContaining("shut down");
+			assertThat(polling.get(30, TimeUnit.SECONDS)).isInstanceOf(DbLockException.class)
+				.hasMessageContaining("shut down");
+			assertThat(elsewhere.isHeld()).isTrue();
+		}
+		assertThat(held.isHeld()).isFalse();
+		assertThat(held.lostSince()).isPresent();
+		assertThat(rows("shutdown-held")).isZero();
+		held.close();
+	}
+
+	@Test
+	void shutdownLetsAHolderFinishWithinItsGracePeriod() throws Exception {
+		LockEngine node = new LockEngine(this.repositoryA, LockEngineSettings.of(BACKOFF));
+		LockHandle held = node.acquire(renewed("graceful", LEASE));
+		CompletableFuture<Void> shutdown = CompletableFuture.runAsync(() -> node.shutdown(Duration.ofMinutes(2)));
+		await().atMost(Duration.ofSeconds(30)).until(() -> failureOf(() -> node.tryAcquire(renewed("other", LEASE)))
+			.get() instanceof DbLockException);
+		assertThat(shutdown).isNotDone();
+		assertThat(held.isHeld()).isTrue();
+		held.close();
+		shutdown.get(30, TimeUnit.SECONDS);
+		assertThat(held.lostSince()).isEmpty();
+		assertThat(rows("graceful")).isZero();
+	}
+
+	@Test
+	void manyLeasesAreRenewedTogetherAndStayHeldPastTheirLease() {
+		Duration lease = Duration.ofMillis(1500);
+		List<LockHandle> handles = new ArrayList<>();
+		for (int i = 0; i < 20; i++) {
+			handles.add(this.nodeA.acquire(renewed("renewed-together-" + i, lease)));
+		}
+		// five rounds of 20: more than two leases' time
+		await().atMost(Duration.ofSeconds(60)).until(() -> this.repositoryA.leasesRenewed() >= 100);
+		assertThat(handles).allMatch(LockHandle::isHeld);
+		assertThat(this.repositoryA.renewCalls()).isLessThanOrEqualTo(this.repositoryA.leasesRenewed() / 5);
+		assertThat(this.jdbc.queryForObject("SELECT COUNT(*) FROM " + TestDatabase.TABLE
+				+ " WHERE lock_key LIKE 'renewed-together-%' AND expires_at > " + database().dialect(this.dataSource).now(),
+				Integer.class)).isEqualTo(20);
+		handles.forEach(LockHandle::close);
+	}
+
+	@Test
+	void aRowLockedByAnotherSessionDelaysNoOtherRenewalAndItsLeaseIsReportedLost() throws Exception {
+		// embedded H2 waits for a row lock up to its LOCK_TIMEOUT whatever the statement's time limit
+		assumeThat(database()).isNotIn(TestDatabase.H2, TestDatabase.H2_MYSQL_MODE, TestDatabase.H2_POSTGRESQL_MODE);
+		Duration lease = Duration.ofSeconds(6);
+		CountingLockRepository repository = new CountingLockRepository(
+				new JdbcLockRepository(this.dataSource, database().dialect(this.dataSource), Duration.ofSeconds(1)));
+		try (LockEngine node = new LockEngine(repository, LockEngineSettings.of(BACKOFF));
+				Connection foreign = this.dataSource.getConnection()) {
+			LockHandle blocked = node.acquire(renewed("row-locked", lease));
+			LockHandle free = node.acquire(renewed("row-free", lease));
+			foreign.setAutoCommit(false);
+			try (Statement statement = foreign.createStatement()) {
+				statement.executeQuery("SELECT * FROM " + TestDatabase.TABLE + " WHERE lock_key = 'row-locked' FOR UPDATE")
+					.close();
+				await().atMost(Duration.ofSeconds(60)).until(() -> blocked.lostSince().isPresent());
+				assertThat(blocked.isHeld()).isFalse();
+				// the other lease went on being renewed: held past two of its leases
+				Instant freeEnd = free.expiresAt();
+				await().atMost(Duration.ofSeconds(60))
+					.until(() -> free.expiresAt().isAfter(freeEnd.plus(lease)) && free.isHeld());
+				assertThat(free.lostSince()).isEmpty();
+			}
+			finally {
+				foreign.rollback();
+				free.close();
+				blocked.close();
+			}
+		}
+	}
+
+	private static LockRequest renewed(String key, Duration lease) {
+		return new LockRequest(key, LONG_WAIT, lease, true, Duration.ZERO);
+	}
+
+	/** Runs {@code action} on another thread: what it threw, or {@code null}. */
+	private static CompletableFuture<Throwable> failureOf(Runnable action) {
+		return CompletableFuture.supplyAsync(() -> {
+			try {
+				action.run();
+				return null;
+			}
+			catch (RuntimeException ex) {
+				return ex;
+			}
+		});
 	}
 
 	@Test

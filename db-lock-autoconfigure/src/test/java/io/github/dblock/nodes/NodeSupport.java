@@ -35,7 +35,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * an application gets), starting nodes as separate JVMs with the test class path, reading
  * the {@code key=value} lines they print, and the database's clock.
  */
-final class NodeSupport {
+public final class NodeSupport {
 
 	/** The longest a node may run before its test destroys it and fails. */
 	static final Duration NODE_TIMEOUT = Duration.ofMinutes(3);
@@ -118,7 +118,7 @@ final class NodeSupport {
 	 * Starts {@code count} nodes, waits for them all, and returns the values each printed;
 	 * the nodes still running when one fails are destroyed.
 	 */
-	static List<Map<String, String>> run(int count, Class<?> main, TestDatabase.Connection database,
+	public static List<Map<String, String>> run(int count, Class<?> main, TestDatabase.Connection database,
 			IntFunction<Object[]> args) throws Exception {
 		List<Node> nodes = new ArrayList<>();
 		try {

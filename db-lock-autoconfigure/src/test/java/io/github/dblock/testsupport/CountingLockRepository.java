@@ -25,6 +25,8 @@ public final class CountingLockRepository implements LockRepository {
 
 	private final AtomicInteger leasesReleased = new AtomicInteger();
 
+	private final AtomicInteger leasesRenewed = new AtomicInteger();
+
 	private final AtomicInteger inFlight = new AtomicInteger();
 
 	private final AtomicInteger maxInFlight = new AtomicInteger();
@@ -65,8 +67,16 @@ public final class CountingLockRepository implements LockRepository {
 	}
 
 	@Override
+	public List<Optional<Instant>> renewAll(List<Lease> leases, Duration duration) {
+		this.renewCalls.incrementAndGet();
+		this.leasesRenewed.addAndGet(leases.size());
+		return this.delegate.renewAll(leases, duration);
+	}
+
+	@Override
 	public Optional<Instant> renew(Lease lease, Duration duration) {
 		this.renewCalls.incrementAndGet();
+		this.leasesRenewed.incrementAndGet();
 		return this.delegate.renew(lease, duration);
 	}
 
@@ -91,6 +101,11 @@ public final class CountingLockRepository implements LockRepository {
 	/** Leases passed to {@link #release} and {@link #releaseAll}. */
 	public int leasesReleased() {
 		return this.leasesReleased.get();
+	}
+
+	/** The leases the renewals sent so far were for, together or alone. */
+	public int leasesRenewed() {
+		return this.leasesRenewed.get();
 	}
 
 	public int renewCalls() {
