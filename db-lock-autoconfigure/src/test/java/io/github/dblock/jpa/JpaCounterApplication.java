@@ -3,6 +3,7 @@ package io.github.dblock.jpa;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.persistence.autoconfigure.EntityScan;
+import org.springframework.context.annotation.Import;
 import org.springframework.data.jpa.repository.config.EnableJpaRepositories;
 
 /**
@@ -14,6 +15,7 @@ import org.springframework.data.jpa.repository.config.EnableJpaRepositories;
 @EnableAutoConfiguration
 @EntityScan(basePackageClasses = JpaCounter.class)
 @EnableJpaRepositories(basePackageClasses = JpaCounterRepository.class)
+@Import(JpaCounterService.class)
 public class JpaCounterApplication {
 
 	/** The settings every test of this application uses, besides the database's. */

@@ -53,7 +53,7 @@ abstract class JpaIsolationContractTests {
 	@BeforeAll
 	void start() {
 		TestDatabase.Connection settings = database().connection();
-		database().dataSource(1).close();
+		database().dataSource(2).close();
 		this.context = JpaCounterNode.start(settings.url(), settings.user(), settings.password());
 		this.service = this.context.getBean(JpaCounterService.class);
 		this.locks = this.context.getBean(DbLockTemplate.class);
