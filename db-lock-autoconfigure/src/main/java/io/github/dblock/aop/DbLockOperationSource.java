@@ -100,6 +100,13 @@ final class DbLockOperationSource {
 				throw invalid(description, "key \"" + key + "\" is not a valid SpEL expression: " + ex.getMessage(), ex);
 			}
 		}
+		String asynchronous = asynchronousResult(specificMethod, targetClass);
+		if (asynchronous != null) {
+			throw invalid(description, "it returns " + asynchronous + ", so the lock would be released when the "
+					+ "method returns, before the work it started completes. Take the lock inside that work "
+					+ "(DbLockTemplate.execute in the task), or make the method @Async so that the lock is held on "
+					+ "the task's thread", null);
+		}
 		if (annotation.waitMs() < -1) {
 			throw invalid(description,
 					"waitMs must be -1 (db-lock.default-wait), 0 (do not wait) or positive, got " + annotation.waitMs(),
@@ -151,6 +158,30 @@ final class DbLockOperationSource {
 
 	private static @Nullable Duration millisOrDefault(long millis) {
 		return (millis == -1) ? null : Duration.ofMillis(millis);
+	}
+
+	/** Types whose value stands for work that may go on after the method returned. */
+	private static final String[] ASYNCHRONOUS_TYPES = { "java.util.concurrent.Future",
+			"java.util.concurrent.CompletionStage", "org.reactivestreams.Publisher",
+			"kotlinx.coroutines.flow.Flow" };
+
+	/**
+	 * The simple name of a method's asynchronous return type, unless the method runs as
+	 * {@code @Async}, where the advice runs on the task's thread around the work itself.
+	 */
+	private static @Nullable String asynchronousResult(Method method, Class<?> targetClass) {
+		if (AnnotatedElementUtils.hasAnnotation(method, org.springframework.scheduling.annotation.Async.class)
+				|| AnnotatedElementUtils.hasAnnotation(targetClass, org.springframework.scheduling.annotation.Async.class)) {
+			return null;
+		}
+		ClassLoader loader = method.getDeclaringClass().getClassLoader();
+		for (String type : ASYNCHRONOUS_TYPES) {
+			if (ClassUtils.isPresent(type, loader)
+					&& ClassUtils.resolveClassName(type, loader).isAssignableFrom(method.getReturnType())) {
+				return method.getReturnType().getSimpleName();
+			}
+		}
+		return null;
 	}
 
 	private static DbLockException invalid(String method, String problem, @Nullable Throwable cause) {

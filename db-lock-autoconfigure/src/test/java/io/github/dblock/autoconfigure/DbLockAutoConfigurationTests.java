@@ -215,6 +215,34 @@ class DbLockAutoConfigurationTests {
 	}
 
 	@Test
+	void aMethodReturningAFutureFailsStartUpUnlessItIsAsync() {
+		this.contextRunner.withUserConfiguration(FutureLock.class)
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("FutureService.start()")
+				.hasMessageContaining("returns CompletableFuture")
+				.hasMessageContaining("@Async"));
+		this.contextRunner.withUserConfiguration(AsyncFutureLock.class)
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
+	void aShutdownGracePeriodThatIsNegativeFailsStartUp() {
+		this.contextRunner.withPropertyValues("db-lock.shutdown.grace-period=-1s")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("db-lock.shutdown.grace-period"));
+	}
+
+	@Test
+	void aStatementTimeoutBelowOneMillisecondFailsStartUp() {
+		this.contextRunner.withPropertyValues("db-lock.statement-timeout=0s")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("db-lock.statement-timeout"));
+	}
+
+	@Test
 	void aNegativeWaitFailsStartUp() {
 		this.contextRunner.withUserConfiguration(BadWait.class)
 			.run((context) -> assertThat(context).getFailure()
@@ -442,6 +470,45 @@ class DbLockAutoConfigurationTests {
 		@Bean
 		BadWaitService badWaitService() {
 			return new BadWaitService();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class FutureLock {
+
+		@Bean
+		FutureService futureService() {
+			return new FutureService();
+		}
+
+	}
+
+	static class FutureService {
+
+		@DbLock
+		public java.util.concurrent.CompletableFuture<String> start() {
+			return java.util.concurrent.CompletableFuture.supplyAsync(() -> "started");
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class AsyncFutureLock {
+
+		@Bean
+		AsyncFutureService asyncFutureService() {
+			return new AsyncFutureService();
+		}
+
+	}
+
+	static class AsyncFutureService {
+
+		@DbLock
+		@org.springframework.scheduling.annotation.Async
+		public java.util.concurrent.CompletableFuture<String> start() {
+			return java.util.concurrent.CompletableFuture.completedFuture("done under the lock");
 		}
 
 	}
