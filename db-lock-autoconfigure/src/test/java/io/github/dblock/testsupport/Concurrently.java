@@ -10,11 +10,28 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Runs a task on several real threads released at once by a start gate, and rethrows the
- * first failure.
+ * first failure; on virtual threads with {@code -Ddblock.test.virtual-threads=true}.
  */
 public final class Concurrently {
 
+	/**
+	 * Whether tasks run on virtual threads: set {@code -Ddblock.test.virtual-threads=true}
+	 * on a JDK that has them (21 and later).
+	 */
+	public static final boolean VIRTUAL = Boolean.getBoolean("dblock.test.virtual-threads");
+
 	private Concurrently() {
+	}
+
+	/** One virtual thread per task; looked up by name, as the code is compiled for Java 17. */
+	private static ExecutorService virtualThreads() {
+		try {
+			return (ExecutorService) Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+		}
+		catch (ReflectiveOperationException ex) {
+			throw new IllegalStateException("Virtual threads need Java 21 or later, this is "
+					+ System.getProperty("java.version"), ex);
+		}
 	}
 
 	/** A task given its thread's index. */
@@ -33,7 +50,7 @@ public final class Concurrently {
 	 */
 	public static void run(int threads, Task task) throws Exception {
 		CountDownLatch start = new CountDownLatch(1);
-		ExecutorService pool = Executors.newFixedThreadPool(threads);
+		ExecutorService pool = VIRTUAL ? virtualThreads() : Executors.newFixedThreadPool(threads);
 		try {
 			List<Future<?>> futures = new ArrayList<>();
 			for (int t = 0; t < threads; t++) {
