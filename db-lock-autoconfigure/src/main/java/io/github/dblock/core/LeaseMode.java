@@ -45,7 +45,8 @@ final class LeaseMode implements LockMode {
 			return this.repository.tryAcquire(request.key(), this.ownerIds.next(), request.lease()).orElse(null);
 		}
 		catch (DataAccessException ex) {
-			throw new DbLockException("Could not acquire lock '" + request.key() + "': the database failed", ex);
+			throw new DbLockException("Could not acquire lock '" + request.key() + "': the database failed ("
+					+ ex.getMessage() + ")", ex);
 		}
 	}
 

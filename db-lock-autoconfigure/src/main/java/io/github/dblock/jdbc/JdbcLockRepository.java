@@ -17,6 +17,7 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.dao.ConcurrencyFailureException;
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DuplicateKeyException;
+import org.springframework.jdbc.CannotGetJdbcConnectionException;
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.SingleConnectionDataSource;
@@ -118,7 +119,10 @@ public class JdbcLockRepository implements LockRepository {
 		}
 		catch (DataAccessException ex) {
 			if (!isContention(ex)) {
-				abandon(key, owner, ex);
+				if (!(ex instanceof CannotGetJdbcConnectionException)) {
+					// the statement may have been sent, and committed
+					abandon(key, owner, ex);
+				}
 				throw ex;
 			}
 			if (logger.isDebugEnabled()) {
@@ -188,7 +192,15 @@ public class JdbcLockRepository implements LockRepository {
 	private <T> T onOwnConnection(Function<JdbcOperations, T> statements) {
 		List<TransactionSynchronization> setAside = setAsideSynchronizations();
 		try {
-			Connection connection = this.dataSource.getConnection();
+			Connection connection;
+			try {
+				connection = this.dataSource.getConnection();
+			}
+			catch (SQLException ex) {
+				throw new CannotGetJdbcConnectionException("No connection for a lock statement: the database could not "
+						+ "be reached, or the pool had no free connection within its connection timeout (are "
+						+ "callers' transactions holding every connection?)", ex);
+			}
 			try {
 				return onConnection(connection, statements);
 			}

@@ -402,7 +402,8 @@ abstract class LockEngineContractTests {
 	void shutdownLetsAHolderFinishWithinItsGracePeriod() throws Exception {
 		LockEngine node = new LockEngine(this.repositoryA, LockEngineSettings.of(BACKOFF));
 		LockHandle held = node.acquire(renewed("graceful", LEASE));
-		CompletableFuture<Void> shutdown = CompletableFuture.runAsync(() -> node.shutdown(Duration.ofMinutes(2)));
+		CompletableFuture<Void> shutdown = CompletableFuture.runAsync(() -> node.shutdown(Duration.ofMinutes(2)),
+				LockEngineContractTests::newThread);
 		await().atMost(Duration.ofSeconds(30)).until(() -> failureOf(() -> node.tryAcquire(renewed("other", LEASE)))
 			.get() instanceof DbLockException);
 		assertThat(shutdown).isNotDone();
@@ -465,7 +466,7 @@ abstract class LockEngineContractTests {
 		return new LockRequest(key, LONG_WAIT, lease, true, Duration.ZERO);
 	}
 
-	/** Runs {@code action} on another thread: what it threw, or {@code null}. */
+	/** Runs {@code action} on a new thread of its own: what it threw, or {@code null}. */
 	private static CompletableFuture<Throwable> failureOf(Runnable action) {
 		return CompletableFuture.supplyAsync(() -> {
 			try {
@@ -475,7 +476,14 @@ abstract class LockEngineContractTests {
 			catch (RuntimeException ex) {
 				return ex;
 			}
-		});
+		}, LockEngineContractTests::newThread);
+	}
+
+	/** An executor that starts a thread per task: the common pool may have one thread only. */
+	private static void newThread(Runnable task) {
+		Thread thread = new Thread(task, "test-task");
+		thread.setDaemon(true);
+		thread.start();
 	}
 
 	@Test

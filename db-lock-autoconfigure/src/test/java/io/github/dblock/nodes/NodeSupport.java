@@ -47,11 +47,11 @@ public final class NodeSupport {
 	}
 
 	/** A started node process and what it prints, read as it comes. */
-	record Node(Process process, CompletableFuture<String> output) {
+	public record Node(Process process, CompletableFuture<String> output) {
 	}
 
 	/** A node's pool. */
-	static HikariDataSource dataSource(String url, String user, String password, int poolSize) {
+	public static HikariDataSource dataSource(String url, String user, String password, int poolSize) {
 		HikariConfig config = new HikariConfig();
 		config.setJdbcUrl(url);
 		config.setUsername(user);
@@ -67,7 +67,7 @@ public final class NodeSupport {
 	}
 
 	/** Starts a node: {@code main} with the database's settings, then {@code args}. */
-	static Node start(Class<?> main, TestDatabase.Connection database, Object... args) throws IOException {
+	public static Node start(Class<?> main, TestDatabase.Connection database, Object... args) throws IOException {
 		List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
 				"-Xmx256m", "-cp", System.getProperty("java.class.path"), main.getName(), database.url(), database.user(),
 				database.password()));
@@ -94,7 +94,7 @@ public final class NodeSupport {
 	 * Waits for a node to end (at most {@link #NODE_TIMEOUT}, else it is destroyed and the
 	 * test fails), checks it succeeded, and returns what it printed.
 	 */
-	static String finish(Node node) throws Exception {
+	public static String finish(Node node) throws Exception {
 		Process process = node.process();
 		if (!process.waitFor(NODE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
 			process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
@@ -139,7 +139,7 @@ public final class NodeSupport {
 	}
 
 	/** The {@code key=value} lines of a node's output. */
-	static Map<String, String> values(String output) {
+	public static Map<String, String> values(String output) {
 		Map<String, String> values = new HashMap<>();
 		for (String line : output.split("\n")) {
 			int equals = line.indexOf('=');

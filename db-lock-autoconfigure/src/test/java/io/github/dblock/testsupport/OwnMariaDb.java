@@ -1,0 +1,147 @@
+package io.github.dblock.testsupport;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Assumptions;
+
+/**
+ * A MariaDB server of a test's own: its own port and data directory (under
+ * {@code target/}), started from the Debian binaries, so that a test can kill it with
+ * {@code kill -9} and start it again without touching the shared server. Skips the test
+ * when the binaries are not installed (unless {@code DB_LOCK_TEST_REQUIRED} names
+ * {@code mariadb}).
+ */
+public final class OwnMariaDb implements AutoCloseable {
+
+	private static final Path SERVER = Path.of("/usr/sbin/mariadbd");
+
+	private static final Path INSTALL = Path.of("/usr/bin/mariadb-install-db");
+
+	private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+
+	private final Path directory;
+
+	private final int port;
+
+	private Process process;
+
+	private OwnMariaDb(Path directory, int port) {
+		this.directory = directory;
+		this.port = port;
+	}
+
+	/**
+	 * Creates a data directory and starts a server on a free port, with a database
+	 * {@code test}.
+	 * @return the running server
+	 * @throws Exception if it cannot be started within a minute
+	 */
+	public static OwnMariaDb start() throws Exception {
+		boolean required = System.getenv().getOrDefault("DB_LOCK_TEST_REQUIRED", "").contains("mariadb");
+		if (!required) {
+			Assumptions.assumeTrue(Files.isExecutable(SERVER) && Files.isExecutable(INSTALL),
+					"MariaDB binaries not installed: " + SERVER + ", " + INSTALL);
+		}
+		Path directory = Files.createTempDirectory(Path.of("target").toAbsolutePath(), "own-mariadb-");
+		OwnMariaDb server = new OwnMariaDb(directory, freePort());
+		server.run(List.of(INSTALL.toString(), "--no-defaults", "--datadir=" + server.dataDirectory(),
+				"--auth-root-authentication-method=normal", "--skip-test-db", "--user=root"));
+		server.startServer();
+		try (Connection connection = server.connect(); Statement statement = connection.createStatement()) {
+			statement.execute("CREATE DATABASE test");
+		}
+		return server;
+	}
+
+	/** The JDBC URL of its database {@code test}. */
+	public String url() {
+		return "jdbc:mariadb://127.0.0.1:" + this.port + "/test";
+	}
+
+	/** Kills the server at once ({@code SIGKILL}): no shutdown, no flush beyond what committed. */
+	public void kill() throws InterruptedException {
+		this.process.destroyForcibly();
+		if (!this.process.waitFor(30, TimeUnit.SECONDS)) {
+			throw new IllegalStateException("MariaDB on port " + this.port + " did not die");
+		}
+	}
+
+	/** Starts the killed server again on its data, which it recovers. */
+	public void restart() throws Exception {
+		startServer();
+	}
+
+	@Override
+	public void close() throws Exception {
+		if (this.process != null) {
+			this.process.destroyForcibly();
+			this.process.waitFor(30, TimeUnit.SECONDS);
+		}
+		try (Stream<Path> files = Files.walk(this.directory)) {
+			files.sorted(Comparator.reverseOrder()).forEach((file) -> file.toFile().delete());
+		}
+	}
+
+	private Path dataDirectory() {
+		return this.directory.resolve("data");
+	}
+
+	private void startServer() throws Exception {
+		this.process = new ProcessBuilder(SERVER.toString(), "--no-defaults", "--datadir=" + dataDirectory(),
+				"--port=" + this.port, "--bind-address=127.0.0.1", "--socket=" + this.directory.resolve("socket"),
+				"--pid-file=" + this.directory.resolve("pid"), "--user=root", "--innodb-buffer-pool-size=32M",
+				"--max-connections=200", "--skip-log-bin", "--log-error=" + this.directory.resolve("error.log"))
+			.redirectErrorStream(true)
+			.redirectOutput(this.directory.resolve("server.out").toFile())
+			.start();
+		long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+		while (true) {
+			try (Connection connection = connect()) {
+				return;
+			}
+			catch (SQLException ex) {
+				if (!this.process.isAlive() || System.nanoTime() - deadline > 0) {
+					throw new IllegalStateException("MariaDB on port " + this.port + " did not start: "
+							+ Files.readString(this.directory.resolve("error.log")), ex);
+				}
+				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+			}
+		}
+	}
+
+	private Connection connect() throws SQLException {
+		return DriverManager.getConnection("jdbc:mariadb://127.0.0.1:" + this.port + "/?connectTimeout=1000", "root",
+				"");
+	}
+
+	private void run(List<String> command) throws IOException, InterruptedException {
+		Process install = new ProcessBuilder(command).redirectErrorStream(true)
+			.redirectOutput(this.directory.resolve("install.log").toFile())
+			.start();
+		if (!install.waitFor(START_TIMEOUT.toSeconds(), TimeUnit.SECONDS) || install.exitValue() != 0) {
+			install.destroyForcibly();
+			throw new IllegalStateException(
+					"mariadb-install-db failed: " + Files.readString(this.directory.resolve("install.log")));
+		}
+	}
+
+	private static int freePort() throws IOException {
+		try (ServerSocket socket = new ServerSocket(0)) {
+			return socket.getLocalPort();
+		}
+	}
+
+}
