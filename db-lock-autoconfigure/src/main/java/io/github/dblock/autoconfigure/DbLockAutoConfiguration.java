@@ -25,6 +25,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
@@ -67,13 +68,15 @@ public final class DbLockAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	LockRepository dbLockRepository(DataSource dataSource, SqlDialect dialect, DbLockProperties properties) {
+	LockRepository dbLockRepository(DataSource dataSource, SqlDialect dialect, DbLockProperties properties,
+			ObjectProvider<DbLockConnectionPool> pool) {
 		Duration statementTimeout = properties.getStatementTimeout();
 		if (statementTimeout.toMillis() < 1) {
 			throw new IllegalArgumentException(
 					"db-lock.statement-timeout (" + statementTimeout + ") must be at least 1ms");
 		}
-		return new JdbcLockRepository(dataSource, dialect, statementTimeout);
+		DbLockConnectionPool own = pool.getIfAvailable();
+		return new JdbcLockRepository((own != null) ? own.dataSource() : dataSource, dialect, statementTimeout);
 	}
 
 	@Bean
@@ -89,6 +92,19 @@ public final class DbLockAutoConfiguration {
 		return new LockEngine(repository,
 				new LockEngineSettings(new Backoff(backoff.getInitial(), backoff.getMax()), interval,
 						properties.getLocalTurn()));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnClass(name = "com.zaxxer.hikari.HikariDataSource")
+	@ConditionalOnProperty(name = "db-lock.pool.size")
+	DbLockConnectionPool dbLockConnectionPool(DataSource dataSource, DbLockProperties properties) {
+		DbLockProperties.Pool pool = properties.getPool();
+		if (pool.getSize() < 1) {
+			throw new IllegalArgumentException("db-lock.pool.size (" + pool.getSize()
+					+ ") must be at least 1; leave it unset to share the application's pool");
+		}
+		return new DbLockConnectionPool(dataSource, pool.getSize(), pool.getConnectionTimeout());
 	}
 
 	@Bean

@@ -84,6 +84,8 @@ public class DbLockProperties {
 
 	private final Shutdown shutdown = new Shutdown();
 
+	private final Pool pool = new Pool();
+
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -156,6 +158,10 @@ public class DbLockProperties {
 
 	public Reaper getReaper() {
 		return this.reaper;
+	}
+
+	public Pool getPool() {
+		return this.pool;
 	}
 
 	public Shutdown getShutdown() {
@@ -297,6 +303,41 @@ public class DbLockProperties {
 
 		public void setBatchSize(int batchSize) {
 			this.batchSize = batchSize;
+		}
+
+	}
+
+	/**
+	 * A small pool of db-lock's own for its statements, instead of the application's.
+	 */
+	public static class Pool {
+
+		/**
+		 * Connections of db-lock's own pool, copied from the application's Hikari pool; unset
+		 * to share the application's pool. With it, lock statements never wait for
+		 * connections that the application's transactions hold.
+		 */
+		private int size;
+
+		/**
+		 * The longest a lock statement waits for a connection of db-lock's own pool.
+		 */
+		private Duration connectionTimeout = Duration.ofSeconds(1);
+
+		public int getSize() {
+			return this.size;
+		}
+
+		public void setSize(int size) {
+			this.size = size;
+		}
+
+		public Duration getConnectionTimeout() {
+			return this.connectionTimeout;
+		}
+
+		public void setConnectionTimeout(Duration connectionTimeout) {
+			this.connectionTimeout = connectionTimeout;
 		}
 
 	}

@@ -1,0 +1,133 @@
+package io.github.dblock.app;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.github.dblock.DbLockException;
+import io.github.dblock.testsupport.Concurrently;
+import io.github.dblock.testsupport.TestDatabase;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.Banner;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.TransactionException;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code @DbLock} called inside outer transactions by more threads than the pool has
+ * connections (a pool of 4, 16 threads): the outer transactions can hold every connection
+ * while each lock statement needs one more. Sharing the pool, no call hangs and a lock
+ * call that gets no connection fails with a message that says so; with
+ * {@code db-lock.pool.size}, lock statements have connections of their own and every call
+ * that began its transaction completes.
+ */
+abstract class SmallPoolContractTests {
+
+	private static final int THREADS = 16;
+
+	private static final int CALLS = 3;
+
+	protected abstract TestDatabase database();
+
+	@Test
+	void sharingTheApplicationsPoolNoCallHangsAndTheErrorSaysWhy() throws Exception {
+		Outcome outcome = run();
+		System.out.println("small pool, shared: " + outcome);
+		assertThat(outcome.unclear.get()).isZero();
+		assertThat(outcome.completed.get() + outcome.lockWithoutConnection.get() + outcome.outerWithoutConnection.get())
+			.isEqualTo(THREADS * CALLS);
+		assertThat(outcome.counter).isEqualTo(outcome.completed.get());
+	}
+
+	@Test
+	void withAPoolOfItsOwnEveryCallThatBeganItsTransactionCompletes() throws Exception {
+		Outcome outcome = run("db-lock.pool.size=2");
+		System.out.println("small pool, db-lock's own pool of 2: " + outcome);
+		assertThat(outcome.unclear.get()).isZero();
+		assertThat(outcome.lockWithoutConnection.get()).isZero();
+		assertThat(outcome.completed.get() + outcome.outerWithoutConnection.get()).isEqualTo(THREADS * CALLS);
+		assertThat(outcome.completed.get()).isPositive();
+		assertThat(outcome.counter).isEqualTo(outcome.completed.get());
+	}
+
+	private Outcome run(String... properties) throws Exception {
+		database().dataSource(2).close();
+		TestDatabase.Connection settings = database().connection();
+		Outcome outcome = new Outcome();
+		try (ConfigurableApplicationContext context = new SpringApplicationBuilder(CounterApplication.class)
+			.web(WebApplicationType.NONE)
+			.bannerMode(Banner.Mode.OFF)
+			.logStartupInfo(false)
+			.properties("spring.datasource.url=" + settings.url(), "spring.datasource.username=" + settings.user(),
+					"spring.datasource.password=" + settings.password(), "spring.datasource.hikari.maximum-pool-size=4",
+					"spring.datasource.hikari.connection-timeout=1000", "spring.flyway.enabled=false",
+					"db-lock.default-lease=3s")
+			.properties(properties)
+			.run()) {
+			JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+			jdbc.execute("CREATE TABLE IF NOT EXISTS db_lock_test_counter (id INT PRIMARY KEY, counter_value BIGINT)");
+			jdbc.update("DELETE FROM db_lock_test_counter");
+			jdbc.update("INSERT INTO db_lock_test_counter (id, counter_value) VALUES (1, 0)");
+			CounterService service = context.getBean(CounterService.class);
+			TransactionTemplate outer = new TransactionTemplate(context.getBean(PlatformTransactionManager.class));
+			Concurrently.run(THREADS, (thread) -> {
+				for (int i = 0; i < CALLS; i++) {
+					long start = System.nanoTime();
+					try {
+						outer.executeWithoutResult((status) -> {
+							// the outer transaction takes its connection first, as real work does
+							jdbc.queryForObject("SELECT 1", Integer.class);
+							service.increment(1);
+						});
+						outcome.completed.incrementAndGet();
+					}
+					catch (DbLockException ex) {
+						(ex.getMessage().contains("no free connection") ? outcome.lockWithoutConnection
+								: outcome.unclear).incrementAndGet();
+					}
+					catch (TransactionException ex) {
+						outcome.outerWithoutConnection.incrementAndGet();
+					}
+					finally {
+						outcome.longestCallNanos.accumulateAndGet(System.nanoTime() - start, Math::max);
+					}
+				}
+			});
+			outcome.counter = jdbc.queryForObject("SELECT counter_value FROM db_lock_test_counter WHERE id = 1",
+					Long.class);
+		}
+		return outcome;
+	}
+
+	private static final class Outcome {
+
+		final AtomicInteger completed = new AtomicInteger();
+
+		final AtomicInteger lockWithoutConnection = new AtomicInteger();
+
+		final AtomicInteger outerWithoutConnection = new AtomicInteger();
+
+		final AtomicInteger unclear = new AtomicInteger();
+
+		final AtomicLong longestCallNanos = new AtomicLong();
+
+		long counter;
+
+		@Override
+		public String toString() {
+			return "completed=" + this.completed + " lockWithoutConnection=" + this.lockWithoutConnection
+					+ " outerWithoutConnection=" + this.outerWithoutConnection + " unclear=" + this.unclear
+					+ " longestCallMillis=" + TimeUnit.NANOSECONDS.toMillis(this.longestCallNanos.get()) + " counter="
+					+ this.counter;
+		}
+
+	}
+
+}

@@ -1,0 +1,91 @@
+package io.github.dblock.nodes;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.github.dblock.LockHandle;
+import io.github.dblock.core.Backoff;
+import io.github.dblock.core.LockEngine;
+import io.github.dblock.core.LockEngineSettings;
+import io.github.dblock.core.LockRequest;
+import io.github.dblock.jdbc.JdbcLockRepository;
+import io.github.dblock.testsupport.StallingProxy;
+import io.github.dblock.testsupport.TestDatabase;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * One process's traffic stalled, by a TCP proxy in the test, while it holds a lock: the
+ * other node (this JVM) takes the key once the stalled lease has ended, the stalled handle
+ * says it is lost, its fenced write after the stall is rejected, and its release leaves the
+ * new holder's row alone.
+ */
+abstract class StalledTrafficContractTests {
+
+	protected abstract TestDatabase database();
+
+	@Test
+	void aStalledNodeLosesItsLeaseAndItsWriteIsFencedOff() throws Exception {
+		TestDatabase.Connection settings = database().connection();
+		URI target = URI.create(settings.url().substring("jdbc:".length()));
+		try (HikariDataSource dataSource = database().dataSource(4);
+				StallingProxy proxy = new StallingProxy(target.getHost(), target.getPort());
+				LockEngine other = new LockEngine(new JdbcLockRepository(dataSource, database().dialect(dataSource)),
+						LockEngineSettings.of(new Backoff(Duration.ofMillis(5), Duration.ofMillis(100))))) {
+			JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+			jdbc.execute("DROP TABLE IF EXISTS stall_counter");
+			jdbc.execute("DROP TABLE IF EXISTS stall_log");
+			jdbc.execute("DROP TABLE IF EXISTS stall_signal");
+			jdbc.execute("CREATE TABLE stall_counter (id INT PRIMARY KEY, counter_value BIGINT, fence BIGINT)");
+			jdbc.execute("CREATE TABLE stall_log (id " + (database() == TestDatabase.POSTGRESQL ? "BIGSERIAL"
+					: "BIGINT AUTO_INCREMENT") + " PRIMARY KEY, token BIGINT)");
+			jdbc.execute("CREATE TABLE stall_signal (phase INT)");
+			jdbc.update("INSERT INTO stall_counter VALUES (1, 0, 0)");
+			jdbc.update("INSERT INTO stall_signal VALUES (0)");
+			String proxied = settings.url().replace("//" + target.getRawAuthority() + "/",
+					"//127.0.0.1:" + proxy.port() + "/");
+			NodeSupport.Node stalled = NodeSupport.start(StalledNode.class,
+					new TestDatabase.Connection(proxied, settings.user(), settings.password()));
+			try {
+				NodeSupport.awaitSignal(jdbc, "SELECT phase FROM stall_signal", 1);
+				proxy.stall();
+				long stalledAt = System.nanoTime();
+				try (LockHandle taken = other.acquire(
+						new LockRequest("stalled", Duration.ofSeconds(60), Duration.ofSeconds(30), true, Duration.ZERO))) {
+					System.out.println("stall: taken over " + Duration.ofNanos(System.nanoTime() - stalledAt).toMillis()
+							+ " ms after the stall (the stalled lease is " + StalledNode.LEASE.toMillis() + " ms)");
+					TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+					assertThat(StalledNode.fencedWrite(transaction, jdbc, taken.fencingToken())).isTrue();
+					jdbc.update("UPDATE stall_signal SET phase = 2");
+					proxy.resume();
+					Map<String, String> result = NodeSupport.values(NodeSupport.finish(stalled));
+					System.out.println("stall: " + result);
+					assertThat(result).containsEntry("firstAccepted", "true")
+						.containsEntry("heldAfterStall", "false")
+						.containsEntry("lostReported", "true")
+						.containsEntry("staleWriteAccepted", "false");
+					// the stalled node's release did not touch the new holder's row
+					assertThat(taken.isHeld()).isTrue();
+					assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM " + TestDatabase.TABLE
+							+ " WHERE lock_key = 'stalled' AND token = ?", Integer.class, taken.fencingToken() >> 16))
+						.isEqualTo(1);
+				}
+			}
+			finally {
+				proxy.resume();
+				stalled.process().destroyForcibly();
+			}
+			List<Long> tokens = jdbc.queryForList("SELECT token FROM stall_log ORDER BY id", Long.class);
+			assertThat(tokens).hasSize(2).isSorted().doesNotHaveDuplicates();
+		}
+	}
+
+}

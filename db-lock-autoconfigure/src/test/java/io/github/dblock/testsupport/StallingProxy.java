@@ -1,0 +1,132 @@
+package io.github.dblock.testsupport;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A TCP proxy on loopback in front of a database, whose traffic a test can stall (bytes
+ * stop flowing both ways, connections stay open, as with a network that drops packets)
+ * and resume. New connections are accepted while stalled, but get no reply.
+ */
+public final class StallingProxy implements AutoCloseable {
+
+	private final ServerSocket server;
+
+	private final String targetHost;
+
+	private final int targetPort;
+
+	private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+
+	private volatile boolean stalled;
+
+	private volatile boolean closed;
+
+	/**
+	 * Starts a proxy on a free port.
+	 * @param targetHost the database's host
+	 * @param targetPort the database's port
+	 * @throws IOException if no port can be bound
+	 */
+	public StallingProxy(String targetHost, int targetPort) throws IOException {
+		this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+		this.targetHost = targetHost;
+		this.targetPort = targetPort;
+		daemon(this::accept, "proxy-accept");
+	}
+
+	/** The port clients connect to. */
+	public int port() {
+		return this.server.getLocalPort();
+	}
+
+	/** Stops every byte in both directions until {@link #resume()}. */
+	public void stall() {
+		this.stalled = true;
+	}
+
+	/** Lets the held traffic flow again. */
+	public void resume() {
+		this.stalled = false;
+	}
+
+	@Override
+	public void close() throws IOException {
+		this.closed = true;
+		this.stalled = false;
+		this.server.close();
+		for (Socket socket : this.sockets) {
+			socket.close();
+		}
+	}
+
+	private void accept() {
+		while (!this.closed) {
+			try {
+				Socket client = this.server.accept();
+				Socket target = new Socket(this.targetHost, this.targetPort);
+				this.sockets.add(client);
+				this.sockets.add(target);
+				daemon(() -> pump(client, target), "proxy-up");
+				daemon(() -> pump(target, client), "proxy-down");
+			}
+			catch (IOException ex) {
+				// closed, or one connection failed: go on with the others
+			}
+		}
+	}
+
+	private void pump(Socket from, Socket to) {
+		byte[] buffer = new byte[16384];
+		try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+			while (true) {
+				awaitFlowing();
+				int read = in.read(buffer);
+				if (read < 0) {
+					break;
+				}
+				// bytes read just before a stall are held too
+				awaitFlowing();
+				out.write(buffer, 0, read);
+				out.flush();
+			}
+		}
+		catch (IOException ex) {
+			// one side closed
+		}
+		finally {
+			closeQuietly(from);
+			closeQuietly(to);
+		}
+	}
+
+	private void awaitFlowing() {
+		while (this.stalled && !this.closed) {
+			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+		}
+	}
+
+	private static void closeQuietly(Socket socket) {
+		try {
+			socket.close();
+		}
+		catch (IOException ex) {
+			// closing anyway
+		}
+	}
+
+	private static void daemon(Runnable task, String name) {
+		Thread thread = new Thread(task, name);
+		thread.setDaemon(true);
+		thread.start();
+	}
+
+}
