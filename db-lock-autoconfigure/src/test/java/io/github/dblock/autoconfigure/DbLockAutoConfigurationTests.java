@@ -3,6 +3,9 @@ package io.github.dblock.autoconfigure;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import javax.sql.DataSource;
 
 import io.github.dblock.DbLock;
 import io.github.dblock.DbLockContext;
@@ -35,6 +38,7 @@ import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfigu
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -224,6 +228,39 @@ class DbLockAutoConfigurationTests {
 				.hasMessageContaining("@Async"));
 		this.contextRunner.withUserConfiguration(AsyncFutureLock.class)
 			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
+	void closingTheContextReleasesTheLocksStillHeldAndReportsThemLost() {
+		AtomicReference<String> url = new AtomicReference<>();
+		AtomicReference<LockHandle> held = new AtomicReference<>();
+		this.contextRunner.withPropertyValues("db-lock.shutdown.grace-period=0s")
+			.run((context) -> {
+				url.set(((com.zaxxer.hikari.HikariDataSource) context.getBean(DataSource.class)).getJdbcUrl());
+				held.set(context.getBean(DbLockTemplate.class).acquire("held-at-close", null, null));
+				assertThat(context.getBean(JdbcTemplate.class).queryForObject("SELECT COUNT(*) FROM db_lock", Integer.class))
+					.isEqualTo(1);
+			});
+		// the runner closed the context: the lock's row is gone, and its handle says it was lost
+		JdbcTemplate afterwards = new JdbcTemplate(new SimpleDriverDataSource(new org.h2.Driver(), url.get(), "sa", ""));
+		assertThat(afterwards.queryForObject("SELECT COUNT(*) FROM db_lock", Integer.class)).isZero();
+		assertThat(held.get().isHeld()).isFalse();
+		assertThat(held.get().lostSince()).isPresent();
+		held.get().close();
+	}
+
+	@Test
+	void aPoolOfItsOwnIsCopiedFromTheApplicationsAndClosedWithIt() {
+		AtomicReference<DataSource> own = new AtomicReference<>();
+		this.contextRunner.withPropertyValues("db-lock.pool.size=2").run((context) -> {
+			assertThat(context).hasSingleBean(DbLockConnectionPool.class).hasSingleBean(DataSource.class);
+			own.set(context.getBean(DbLockConnectionPool.class).dataSource());
+			assertThat(((com.zaxxer.hikari.HikariDataSource) own.get()).getMaximumPoolSize()).isEqualTo(2);
+			try (LockHandle handle = context.getBean(DbLockTemplate.class).acquire("own-pool", null, null)) {
+				assertThat(handle.isHeld()).isTrue();
+			}
+		});
+		assertThat(((com.zaxxer.hikari.HikariDataSource) own.get()).isClosed()).isTrue();
 	}
 
 	@Test
