@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Assumptions;
  * when the binaries are not installed (unless {@code DB_LOCK_TEST_REQUIRED} names
  * {@code mariadb}).
  */
-public final class OwnMariaDb implements AutoCloseable {
+public final class OwnMariaDb implements OwnServer {
 
 	private static final Path SERVER = Path.of("/usr/sbin/mariadbd");
 
@@ -66,12 +66,22 @@ public final class OwnMariaDb implements AutoCloseable {
 		return server;
 	}
 
-	/** The JDBC URL of its database {@code test}. */
+	@Override
+	public String user() {
+		return "root";
+	}
+
+	@Override
+	public String generatedKey() {
+		return "BIGINT AUTO_INCREMENT";
+	}
+
+	@Override
 	public String url() {
 		return "jdbc:mariadb://127.0.0.1:" + this.port + "/test";
 	}
 
-	/** Kills the server at once ({@code SIGKILL}): no shutdown, no flush beyond what committed. */
+	@Override
 	public void kill() throws InterruptedException {
 		this.process.destroyForcibly();
 		if (!this.process.waitFor(30, TimeUnit.SECONDS)) {
@@ -79,7 +89,7 @@ public final class OwnMariaDb implements AutoCloseable {
 		}
 	}
 
-	/** Starts the killed server again on its data, which it recovers. */
+	@Override
 	public void restart() throws Exception {
 		startServer();
 	}

@@ -10,7 +10,7 @@ import java.util.Map;
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.autoconfigure.DbLockSchemaMigration;
 import io.github.dblock.jdbc.SqlDialects;
-import io.github.dblock.testsupport.OwnMariaDb;
+import io.github.dblock.testsupport.OwnServer;
 import io.github.dblock.testsupport.TestDatabase;
 import org.junit.jupiter.api.Test;
 
@@ -21,12 +21,12 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The database killed ({@code kill -9}) and restarted under two processes of eight threads
- * each, on a MariaDB server of the test's own: callers are told the database failed, none
+ * each, on a server of the test's own: callers are told the database failed, none
  * waits past its wait plus the statement limit, work resumes without restarting the
  * nodes, the fenced counter loses nothing, and the tokens of accepted writes keep
  * increasing across the restart.
  */
-class DatabaseRestartTests {
+abstract class DatabaseRestartContractTests {
 
 	private static final int PROCESSES = 2;
 
@@ -35,22 +35,25 @@ class DatabaseRestartTests {
 	/** How long the database stays down: the fault injected, not a wait for anything. */
 	private static final Duration OUTAGE = Duration.ofSeconds(3);
 
+	/** Starts the server the test kills. */
+	protected abstract OwnServer start() throws Exception;
+
 	@Test
 	void theDatabaseKilledAndRestartedMidRun() throws Exception {
-		try (OwnMariaDb database = OwnMariaDb.start()) {
+		try (OwnServer database = start()) {
 			long restartedAt;
 			long lastIdBeforeKill;
 			List<Map<String, String>> results = new ArrayList<>();
 			Path stop = Files.createTempFile(Path.of("target").toAbsolutePath(), "chaos-stop-", "");
 			Files.delete(stop);
 			List<NodeSupport.Node> nodes = new ArrayList<>();
-			try (HikariDataSource dataSource = NodeSupport.dataSource(database.url(), "root", "", 2)) {
+			try (HikariDataSource dataSource = NodeSupport.dataSource(database.url(), database.user(), "", 2)) {
 				new DbLockSchemaMigration(dataSource, SqlDialects.detect(dataSource, TestDatabase.TABLE)).afterPropertiesSet();
 				JdbcTemplate jdbc = new JdbcTemplate(dataSource);
 				jdbc.execute("CREATE TABLE chaos_counter (id INT PRIMARY KEY, counter_value BIGINT, fence BIGINT)");
-				jdbc.execute("CREATE TABLE chaos_log (id BIGINT AUTO_INCREMENT PRIMARY KEY, token BIGINT)");
+				jdbc.execute("CREATE TABLE chaos_log (id " + database.generatedKey() + " PRIMARY KEY, token BIGINT)");
 				jdbc.update("INSERT INTO chaos_counter VALUES (1, 0, 0)");
-				TestDatabase.Connection connection = new TestDatabase.Connection(database.url(), "root", "");
+				TestDatabase.Connection connection = new TestDatabase.Connection(database.url(), database.user(), "");
 				try {
 					for (int i = 0; i < PROCESSES; i++) {
 						nodes.add(NodeSupport.start(DatabaseRestartNode.class, connection, THREADS, stop));

@@ -1,0 +1,158 @@
+package io.github.dblock.testsupport;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Assumptions;
+
+/**
+ * A PostgreSQL server of a test's own, from the Debian binaries: its own port and data
+ * directory (under {@code /tmp}, owned by the {@code postgres} user, as PostgreSQL refuses
+ * to run as root), started as a child of this JVM through {@code runuser} so that a killed
+ * server is reaped. Killing it kills the postmaster and its backends with {@code SIGKILL}, as
+ * a crash of the machine would; starting it again runs crash recovery.
+ */
+public final class OwnPostgreSql implements OwnServer {
+
+	private static final Path BIN = Path.of("/usr/lib/postgresql/15/bin");
+
+	private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+
+	private final Path directory;
+
+	private final int port;
+
+	private Process process;
+
+	private OwnPostgreSql(Path directory, int port) {
+		this.directory = directory;
+		this.port = port;
+	}
+
+	/**
+	 * Creates a cluster and starts it on a free port, with a database {@code test}.
+	 * @return the running server
+	 * @throws Exception if it cannot be started within a minute
+	 */
+	public static OwnPostgreSql start() throws Exception {
+		boolean required = System.getenv().getOrDefault("DB_LOCK_TEST_REQUIRED", "").contains("postgresql");
+		if (!required) {
+			Assumptions.assumeTrue(Files.isExecutable(BIN.resolve("postgres")) && Files.isExecutable(Path.of("/usr/sbin/runuser")),
+					"PostgreSQL binaries or runuser not installed");
+		}
+		Path directory = Files.createTempDirectory("own-postgresql-");
+		run(List.of("chown", "postgres", directory.toString()), directory);
+		OwnPostgreSql server = new OwnPostgreSql(directory, freePort());
+		run(List.of("runuser", "-u", "postgres", "--", BIN.resolve("initdb").toString(), "-D",
+				server.dataDirectory().toString(), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"), directory);
+		server.startServer();
+		try (Connection connection = server.connect("postgres"); Statement statement = connection.createStatement()) {
+			statement.execute("CREATE DATABASE test");
+		}
+		return server;
+	}
+
+	@Override
+	public String url() {
+		return "jdbc:postgresql://127.0.0.1:" + this.port + "/test";
+	}
+
+	@Override
+	public String user() {
+		return "postgres";
+	}
+
+	@Override
+	public String generatedKey() {
+		return "BIGSERIAL";
+	}
+
+	@Override
+	public void kill() throws Exception {
+		long postmaster = Long.parseLong(Files.readAllLines(dataDirectory().resolve("postmaster.pid")).get(0).strip());
+		List<String> command = new ArrayList<>(List.of("kill", "-9", String.valueOf(postmaster)));
+		ProcessHandle.of(postmaster)
+			.ifPresent((handle) -> handle.children().forEach((child) -> command.add(String.valueOf(child.pid()))));
+		run(command, this.directory);
+		if (!this.process.waitFor(30, TimeUnit.SECONDS)) {
+			throw new IllegalStateException("PostgreSQL on port " + this.port + " did not die");
+		}
+	}
+
+	@Override
+	public void restart() throws Exception {
+		startServer();
+	}
+
+	@Override
+	public void close() throws Exception {
+		if (this.process != null && this.process.isAlive()) {
+			kill();
+		}
+		try (Stream<Path> files = Files.walk(this.directory)) {
+			files.sorted(Comparator.reverseOrder()).forEach((file) -> file.toFile().delete());
+		}
+	}
+
+	private Path dataDirectory() {
+		return this.directory.resolve("data");
+	}
+
+	private void startServer() throws Exception {
+		this.process = new ProcessBuilder("runuser", "-u", "postgres", "--", BIN.resolve("postgres").toString(), "-D",
+				dataDirectory().toString(), "-p", String.valueOf(this.port), "-k", this.directory.toString(), "-c",
+				"listen_addresses=127.0.0.1", "-c", "max_connections=200")
+			.redirectErrorStream(true)
+			.redirectOutput(ProcessBuilder.Redirect.appendTo(this.directory.resolve("server.log").toFile()))
+			.start();
+		long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+		while (true) {
+			try (Connection connection = connect("postgres")) {
+				return;
+			}
+			catch (SQLException ex) {
+				if (!this.process.isAlive() || System.nanoTime() - deadline > 0) {
+					throw new IllegalStateException("PostgreSQL on port " + this.port + " did not start: "
+							+ Files.readString(this.directory.resolve("server.log")), ex);
+				}
+				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+			}
+		}
+	}
+
+	private Connection connect(String database) throws SQLException {
+		return DriverManager.getConnection(
+				"jdbc:postgresql://127.0.0.1:" + this.port + "/" + database + "?connectTimeout=1", "postgres", "");
+	}
+
+	private static void run(List<String> command, Path directory) throws IOException, InterruptedException {
+		Path log = directory.resolve("command.log");
+		Process process = new ProcessBuilder(command).redirectErrorStream(true)
+			.redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+			.start();
+		if (!process.waitFor(START_TIMEOUT.toSeconds(), TimeUnit.SECONDS) || process.exitValue() != 0) {
+			process.destroyForcibly();
+			throw new IllegalStateException(command.get(0) + " failed: " + Files.readString(log));
+		}
+	}
+
+	private static int freePort() throws IOException {
+		try (ServerSocket socket = new ServerSocket(0)) {
+			return socket.getLocalPort();
+		}
+	}
+
+}
