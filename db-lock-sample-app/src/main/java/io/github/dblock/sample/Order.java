@@ -5,7 +5,7 @@ import java.math.BigDecimal;
 import org.jspecify.annotations.Nullable;
 
 /**
- * An order, as stored in the {@code sample_order} table.
+ * An order, as stored in the {@code sample_orders} table.
  *
  * @param id the order's id
  * @param amount the amount to charge

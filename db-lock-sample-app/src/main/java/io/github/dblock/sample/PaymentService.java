@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.UUID;
 
 import io.github.dblock.DbLock;
+import io.github.dblock.DbLockContext;
 
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
@@ -11,7 +12,10 @@ import org.springframework.transaction.annotation.Transactional;
 /**
  * Pays orders, each at most once. {@code @DbLock} lets one request per order in at a time,
  * across threads and application instances, and holds the lock until the transaction has
- * committed: a second click waits, then finds the order paid and gets the same receipt.
+ * committed: a second click waits, then finds the order paid and gets the same receipt. The
+ * order is read with {@code SELECT ... FOR UPDATE} and written only with a fencing token
+ * larger than the last writer's, the pattern that stays safe when a holder stalls past its
+ * lease (see the README, "What it does not guarantee").
  */
 @Service
 public class PaymentService {
@@ -40,13 +44,18 @@ public class PaymentService {
 	@DbLock(key = "#orderId")
 	@Transactional
 	public Receipt pay(long orderId) {
-		Order order = this.orders.findById(orderId).orElseThrow(() -> new OrderNotFoundException(orderId));
+		// the lock's fencing token: a holder whose lease ended during a stall cannot overwrite a newer one
+		long fence = DbLockContext.current().orElseThrow().fencingToken();
+		Order order = this.orders.findByIdForUpdate(orderId).orElseThrow(() -> new OrderNotFoundException(orderId));
 		String paymentRef = order.paymentRef();
 		if (order.status() == OrderStatus.PAID && paymentRef != null) {
 			return new Receipt(orderId, order.amount(), paymentRef);
 		}
 		paymentRef = charge(order);
-		this.orders.markPaid(orderId, paymentRef);
+		if (!this.orders.markPaid(orderId, paymentRef, fence)) {
+			throw new IllegalStateException("Order " + orderId + " was written by a newer lock holder: this "
+					+ "request's lock ended while it ran; not recording its charge");
+		}
 		return new Receipt(orderId, order.amount(), paymentRef);
 	}
 

@@ -57,13 +57,25 @@ abstract class AbstractPaymentTests {
 	private DbLockTemplate locks;
 
 	@Autowired
+	private OrderRepository orders;
+
+	@Autowired
 	private JsonMapper json;
 
 	@BeforeEach
 	void unpaidOrders() {
-		this.jdbc.sql("DELETE FROM sample_order WHERE id IN (?, ?)").params(ORDER, OTHER_ORDER).update();
+		this.jdbc.sql("DELETE FROM sample_orders WHERE id IN (?, ?)").params(ORDER, OTHER_ORDER).update();
 		insertUnpaidOrder(ORDER, new BigDecimal("42.00"));
 		insertUnpaidOrder(OTHER_ORDER, new BigDecimal("13.50"));
+	}
+
+	@Test
+	void aWriteWithAnOlderFencingTokenThanTheLastWritersIsRefused() {
+		assertThat(this.orders.markPaid(ORDER, "pay-newer", 20)).isTrue();
+		// a holder whose lease ended during a stall, with the smaller token of its older lock
+		assertThat(this.orders.markPaid(ORDER, "pay-older", 10)).isFalse();
+		assertThat(order(ORDER).paymentRef()).isEqualTo("pay-newer");
+		assertThat(order(ORDER).chargeCount()).isEqualTo(1);
 	}
 
 	@Test
@@ -159,7 +171,7 @@ abstract class AbstractPaymentTests {
 	}
 
 	private void insertUnpaidOrder(long id, BigDecimal amount) {
-		this.jdbc.sql("INSERT INTO sample_order (id, amount, status, charge_count) VALUES (?, ?, 'UNPAID', 0)")
+		this.jdbc.sql("INSERT INTO sample_orders (id, amount, status, charge_count) VALUES (?, ?, 'UNPAID', 0)")
 			.params(id, amount)
 			.update();
 	}
