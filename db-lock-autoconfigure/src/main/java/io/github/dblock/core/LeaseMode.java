@@ -11,6 +11,7 @@ import io.github.dblock.jdbc.LockRepository;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
+import org.springframework.jdbc.CannotGetJdbcConnectionException;
 
 /**
  * The lease lock, the default: a row with an expiry in database time, taken with a fresh
@@ -34,17 +35,35 @@ final class LeaseMode implements LockMode {
 
 	private final GroupRelease releases;
 
+	private final Orphans orphans;
+
 	LeaseMode(LockRepository repository) {
 		this.repository = repository;
 		this.releases = new GroupRelease(repository, RELEASE_STATEMENTS);
+		this.orphans = new Orphans(repository);
+	}
+
+	/** The rows of failed attempts still to delete. */
+	Orphans orphans() {
+		return this.orphans;
+	}
+
+	@Override
+	public void close() {
+		this.orphans.close();
 	}
 
 	@Override
 	public @Nullable Lease acquire(LockRequest request) {
+		String owner = this.ownerIds.next();
 		try {
-			return this.repository.tryAcquire(request.key(), this.ownerIds.next(), request.lease()).orElse(null);
+			return this.repository.tryAcquire(request.key(), owner, request.lease()).orElse(null);
 		}
 		catch (DataAccessException ex) {
+			if (!(ex instanceof CannotGetJdbcConnectionException)) {
+				// the statement was sent: the database may have committed it
+				this.orphans.abandon(request.key(), owner, request.lease());
+			}
 			throw new DbLockException("Could not acquire lock '" + request.key() + "': the database failed ("
 					+ ex.getMessage() + ")", ex);
 		}

@@ -264,6 +264,7 @@ public final class LockEngine implements AutoCloseable {
 			}
 		}
 		this.watchdog.close();
+		this.mode.close();
 	}
 
 	private boolean holding() {

@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * returns once the database has answered; a release or a cede is committed when it
  * returns.
  */
-interface LockMode {
+interface LockMode extends AutoCloseable {
 
 	/**
 	 * One attempt to take a key.
@@ -59,5 +59,10 @@ interface LockMode {
 	 * @return whether the lease was ended
 	 */
 	boolean cede(Lease lease, Duration wantedWithin);
+
+	/** Stops what the mode runs on threads of its own. */
+	@Override
+	default void close() {
+	}
 
 }

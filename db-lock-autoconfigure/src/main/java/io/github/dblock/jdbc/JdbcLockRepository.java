@@ -119,10 +119,6 @@ public class JdbcLockRepository implements LockRepository {
 		}
 		catch (DataAccessException ex) {
 			if (!isContention(ex)) {
-				if (!(ex instanceof CannotGetJdbcConnectionException)) {
-					// the statement may have been sent, and committed
-					abandon(key, owner, ex);
-				}
 				throw ex;
 			}
 			if (logger.isDebugEnabled()) {
@@ -132,21 +128,9 @@ public class JdbcLockRepository implements LockRepository {
 		}
 	}
 
-	/**
-	 * After an attempt failed in a way that does not tell whether the database committed it
-	 * (a timeout, a reset connection, an interrupt), deletes the row it may have written,
-	 * found by its owner id, which no other attempt has: best effort, on another connection.
-	 */
-	private void abandon(String key, String owner, DataAccessException failure) {
-		try {
-			if (onOwnConnection((jdbc) -> this.dialect.abandon(jdbc, key, owner))) {
-				logger.warn("Deleted the row of lock '" + key + "' that a failed attempt had written (" + failure.getMessage()
-						+ ")");
-			}
-		}
-		catch (DataAccessException ex) {
-			failure.addSuppressed(ex);
-		}
+	@Override
+	public boolean abandon(String key, String owner) {
+		return onOwnConnection((jdbc) -> this.dialect.abandon(jdbc, key, owner));
 	}
 
 	@Override

@@ -82,6 +82,18 @@ public interface LockRepository {
 	}
 
 	/**
+	 * Deletes the row an attempt of {@link #tryAcquire} may have written, found by the
+	 * attempt's owner id (which no other attempt has): for an attempt that failed without
+	 * knowing whether the database committed it.
+	 * @param key the key
+	 * @param owner the attempt's owner id
+	 * @return whether there was such a row
+	 */
+	default boolean abandon(String key, String owner) {
+		return false;
+	}
+
+	/**
 	 * Deletes rows whose lease has ended, never one renewed a moment ago.
 	 * @param limit the most rows to delete
 	 * @return the number deleted

@@ -5,7 +5,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.github.dblock.DbLockException;
 import io.github.dblock.LockHandle;
 import io.github.dblock.core.Backoff;
 import io.github.dblock.core.LockEngine;
@@ -21,6 +23,8 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 /**
  * One process's traffic stalled, by a TCP proxy in the test, while it holds a lock: the
@@ -31,6 +35,42 @@ import static org.assertj.core.api.Assertions.assertThat;
 abstract class StalledTrafficContractTests {
 
 	protected abstract TestDatabase database();
+
+	@Test
+	void anAcquisitionWhoseReplyIsLostLeavesNoRowOnceTheDatabaseAnswersAgain() throws Exception {
+		TestDatabase.Connection settings = database().connection();
+		URI target = URI.create(settings.url().substring("jdbc:".length()));
+		try (HikariDataSource direct = database().dataSource(2);
+				StallingProxy proxy = new StallingProxy(target.getHost(), target.getPort())) {
+			HikariConfig config = new HikariConfig();
+			config.setJdbcUrl(settings.url().replace("//" + target.getRawAuthority() + "/",
+					"//127.0.0.1:" + proxy.port() + "/"));
+			config.setUsername(settings.user());
+			config.setPassword(settings.password());
+			config.setMaximumPoolSize(2);
+			config.setConnectionTimeout(1000);
+			try (HikariDataSource proxied = new HikariDataSource(config);
+					LockEngine node = new LockEngine(
+							new JdbcLockRepository(proxied, database().dialect(direct), Duration.ofSeconds(1)),
+							LockEngineSettings.of(new Backoff(Duration.ofMillis(5), Duration.ofMillis(100))))) {
+				JdbcTemplate jdbc = new JdbcTemplate(direct);
+				node.acquire(LockRequest.of("warm-up", Duration.ZERO, Duration.ofSeconds(30))).close();
+				proxy.stallReplies();
+				Duration lease = Duration.ofSeconds(60);
+				assertThatExceptionOfType(DbLockException.class)
+					.isThrownBy(() -> node.acquire(LockRequest.of("reply-lost", Duration.ZERO, lease)))
+					.withMessageContaining("database");
+				// the insert ran: the key is taken by an attempt whose caller was told it failed
+				assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM " + TestDatabase.TABLE
+						+ " WHERE lock_key = 'reply-lost'", Integer.class)).isEqualTo(1);
+				proxy.resume();
+				// deleted by its owner id once the database answers, long before its minute of lease
+				await().atMost(Duration.ofSeconds(30))
+					.until(() -> jdbc.queryForObject("SELECT COUNT(*) FROM " + TestDatabase.TABLE
+							+ " WHERE lock_key = 'reply-lost'", Integer.class) == 0);
+			}
+		}
+	}
 
 	@Test
 	void aStalledNodeLosesItsLeaseAndItsWriteIsFencedOff() throws Exception {

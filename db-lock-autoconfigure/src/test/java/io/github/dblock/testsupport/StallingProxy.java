@@ -28,6 +28,9 @@ public final class StallingProxy implements AutoCloseable {
 
 	private volatile boolean stalled;
 
+	/** Only the replies stalled: what the clients send still reaches the database. */
+	private volatile boolean repliesStalled;
+
 	private volatile boolean closed;
 
 	/**
@@ -53,15 +56,25 @@ public final class StallingProxy implements AutoCloseable {
 		this.stalled = true;
 	}
 
+	/**
+	 * Stops the database's replies only: statements sent still reach it and run, but their
+	 * clients hear nothing, as when a reply is lost.
+	 */
+	public void stallReplies() {
+		this.repliesStalled = true;
+	}
+
 	/** Lets the held traffic flow again. */
 	public void resume() {
 		this.stalled = false;
+		this.repliesStalled = false;
 	}
 
 	@Override
 	public void close() throws IOException {
 		this.closed = true;
 		this.stalled = false;
+		this.repliesStalled = false;
 		this.server.close();
 		for (Socket socket : this.sockets) {
 			socket.close();
@@ -75,8 +88,8 @@ public final class StallingProxy implements AutoCloseable {
 				Socket target = new Socket(this.targetHost, this.targetPort);
 				this.sockets.add(client);
 				this.sockets.add(target);
-				daemon(() -> pump(client, target), "proxy-up");
-				daemon(() -> pump(target, client), "proxy-down");
+				daemon(() -> pump(client, target, false), "proxy-up");
+				daemon(() -> pump(target, client, true), "proxy-down");
 			}
 			catch (IOException ex) {
 				// closed, or one connection failed: go on with the others
@@ -84,17 +97,17 @@ public final class StallingProxy implements AutoCloseable {
 		}
 	}
 
-	private void pump(Socket from, Socket to) {
+	private void pump(Socket from, Socket to, boolean replies) {
 		byte[] buffer = new byte[16384];
 		try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
 			while (true) {
-				awaitFlowing();
+				awaitFlowing(replies);
 				int read = in.read(buffer);
 				if (read < 0) {
 					break;
 				}
 				// bytes read just before a stall are held too
-				awaitFlowing();
+				awaitFlowing(replies);
 				out.write(buffer, 0, read);
 				out.flush();
 			}
@@ -108,8 +121,8 @@ public final class StallingProxy implements AutoCloseable {
 		}
 	}
 
-	private void awaitFlowing() {
-		while (this.stalled && !this.closed) {
+	private void awaitFlowing(boolean replies) {
+		while ((this.stalled || (replies && this.repliesStalled)) && !this.closed) {
 			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
 		}
 	}
