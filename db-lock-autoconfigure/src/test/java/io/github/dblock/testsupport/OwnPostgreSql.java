@@ -83,10 +83,13 @@ public final class OwnPostgreSql implements OwnServer {
 	@Override
 	public void kill() throws Exception {
 		long postmaster = Long.parseLong(Files.readAllLines(dataDirectory().resolve("postmaster.pid")).get(0).strip());
-		List<String> command = new ArrayList<>(List.of("kill", "-9", String.valueOf(postmaster)));
-		ProcessHandle.of(postmaster)
-			.ifPresent((handle) -> handle.children().forEach((child) -> command.add(String.valueOf(child.pid()))));
-		run(command, this.directory);
+		// SIGKILL to the postmaster and its backends, as root may; one that already ended is skipped
+		List<ProcessHandle> processes = new ArrayList<>();
+		ProcessHandle.of(postmaster).ifPresent((handle) -> {
+			processes.add(handle);
+			handle.children().forEach(processes::add);
+		});
+		processes.forEach(ProcessHandle::destroyForcibly);
 		if (!this.process.waitFor(30, TimeUnit.SECONDS)) {
 			throw new IllegalStateException("PostgreSQL on port " + this.port + " did not die");
 		}
