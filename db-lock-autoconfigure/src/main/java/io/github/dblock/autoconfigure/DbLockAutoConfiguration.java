@@ -89,6 +89,14 @@ public final class DbLockAutoConfiguration {
 					+ ") must be shorter than db-lock.default-lease (" + properties.getDefaultLease()
 					+ "): a lease renewed no sooner than it ends lets another node take the lock");
 		}
+		Duration margin = properties.getDefaultLease()
+			.minus((interval != null) ? interval : properties.getDefaultLease().dividedBy(3));
+		if (properties.getStatementTimeout().compareTo(margin) >= 0) {
+			throw new IllegalArgumentException("db-lock.statement-timeout (" + properties.getStatementTimeout()
+					+ ") must be shorter than the renewal margin of the default lease (" + margin
+					+ ": db-lock.default-lease minus the renewal interval): a renewal that hangs that long leaves "
+					+ "no time to try again before the lease ends");
+		}
 		return new LockEngine(repository,
 				new LockEngineSettings(new Backoff(backoff.getInitial(), backoff.getMax()), interval,
 						properties.getLocalTurn()));

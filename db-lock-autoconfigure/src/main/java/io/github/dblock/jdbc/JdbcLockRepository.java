@@ -219,12 +219,22 @@ public class JdbcLockRepository implements LockRepository {
 			return result;
 		}
 		finally {
+			restore(connection, autoCommit, networkTimeout);
+		}
+	}
+
+	/** Puts a connection back as the pool lent it; one broken by a timeout is left to the pool. */
+	private static void restore(Connection connection, boolean autoCommit, int networkTimeout) {
+		try {
 			if (!connection.isClosed()) {
 				connection.setNetworkTimeout(CALLER_RUNS, networkTimeout);
 				if (!autoCommit) {
 					connection.setAutoCommit(false);
 				}
 			}
+		}
+		catch (SQLException ex) {
+			logger.debug("Could not restore the settings of a connection after a lock statement", ex);
 		}
 	}
 

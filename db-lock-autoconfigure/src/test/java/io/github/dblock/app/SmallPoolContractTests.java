@@ -68,7 +68,7 @@ abstract class SmallPoolContractTests {
 			.properties("spring.datasource.url=" + settings.url(), "spring.datasource.username=" + settings.user(),
 					"spring.datasource.password=" + settings.password(), "spring.datasource.hikari.maximum-pool-size=4",
 					"spring.datasource.hikari.connection-timeout=1000", "spring.flyway.enabled=false",
-					"db-lock.default-lease=3s")
+					"db-lock.default-lease=3s", "db-lock.statement-timeout=1s")
 			.properties(properties)
 			.run()) {
 			JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);

@@ -272,6 +272,14 @@ class DbLockAutoConfigurationTests {
 	}
 
 	@Test
+	void aStatementTimeoutAsLongAsTheRenewalMarginFailsStartUp() {
+		this.contextRunner.withPropertyValues("db-lock.default-lease=3s", "db-lock.statement-timeout=2s")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("db-lock.statement-timeout (PT2S) must be shorter than the renewal margin"));
+	}
+
+	@Test
 	void aStatementTimeoutBelowOneMillisecondFailsStartUp() {
 		this.contextRunner.withPropertyValues("db-lock.statement-timeout=0s")
 			.run((context) -> assertThat(context).getFailure()

@@ -42,7 +42,7 @@ class DbLockPoliciesTests {
 		.withInitializer((context) -> TestPropertyValues
 			.of("spring.datasource.url=jdbc:h2:mem:policies" + databases.incrementAndGet() + ";DB_CLOSE_DELAY=-1")
 			.applyTo(context))
-		.withPropertyValues("db-lock.default-lease=1s")
+		.withPropertyValues("db-lock.default-lease=1s", "db-lock.statement-timeout=500ms")
 		.withUserConfiguration(Services.class);
 
 	@Test
