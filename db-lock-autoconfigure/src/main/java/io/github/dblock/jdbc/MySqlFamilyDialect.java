@@ -19,7 +19,7 @@ import org.springframework.jdbc.support.GeneratedKeyHolder;
 import org.springframework.jdbc.support.KeyHolder;
 
 /**
- * What MySQL and MariaDB share. A plain {@code INSERT} takes a free key: the cheapest
+ * What MySQL and MariaDB share. An {@code INSERT IGNORE} takes a free key: the cheapest
  * statement InnoDB has, and its {@code AUTO_INCREMENT} column gives the fencing token in
  * the reply, persisted across restarts (MySQL 8.0, MariaDB 10.2.4 and later). On a
  * duplicate key, an {@code UPDATE} marks a lease that has not expired as wanted (by
@@ -48,7 +48,9 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 
 	MySqlFamilyDialect(String name, String table) {
 		super(name, table);
-		this.insertSql = "INSERT INTO %s (lock_key, owner, acquired_at, expires_at) VALUES (?, ?, %s, %s)"
+		// IGNORE: a held key is a warning, not an error that the driver logs at WARN on every refused attempt;
+		// nothing else can be ignored here, as every value is checked before (key length) or generated
+		this.insertSql = "INSERT IGNORE INTO %s (lock_key, owner, acquired_at, expires_at) VALUES (?, ?, %s, %s)"
 			.formatted(table(), now(), plusMicros(now()));
 		this.deleteExpiredKeySql = "DELETE FROM %s WHERE lock_key = ? AND expires_at <= %s".formatted(table(), now());
 		this.markWantedSql = "UPDATE %1$s SET wanted_at = %2$s WHERE lock_key = ? AND expires_at > %2$s"
@@ -89,8 +91,9 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 	private @Nullable Lease insert(JdbcOperations jdbc, String key, String owner, Duration lease, Duration offset) {
 		Instant sentAt = Instant.now();
 		KeyHolder keys = new GeneratedKeyHolder();
+		int inserted;
 		try {
-			jdbc.update((con) -> {
+			inserted = jdbc.update((con) -> {
 				PreparedStatement ps = con.prepareStatement(this.insertSql, Statement.RETURN_GENERATED_KEYS);
 				ps.setString(1, key);
 				ps.setString(2, owner);
@@ -103,6 +106,10 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 				return null;
 			}
 			throw ex;
+		}
+		if (inserted == 0) {
+			// ignored: the key has a row
+			return null;
 		}
 		long token = Objects.requireNonNull(keys.getKey(), "no generated token").longValue();
 		return new Lease(key, owner, token, sentAt.plus(offset).plus(lease));

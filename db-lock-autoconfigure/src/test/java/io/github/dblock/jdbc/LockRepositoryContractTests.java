@@ -17,6 +17,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -28,6 +32,7 @@ import static org.awaitility.Awaitility.await;
  * names it.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@ExtendWith(OutputCaptureExtension.class)
 abstract class LockRepositoryContractTests {
 
 	private static final Duration LONG_LEASE = Duration.ofSeconds(30);
@@ -60,6 +65,15 @@ abstract class LockRepositoryContractTests {
 	@BeforeEach
 	void emptyTable() {
 		this.jdbc.update("DELETE FROM " + TestDatabase.TABLE);
+	}
+
+	@Test
+	void contentionLeavesNothingInTheLog(CapturedOutput output) {
+		assertThat(this.repository.tryAcquire("quiet", "owner-a", Duration.ofSeconds(30))).isPresent();
+		for (int i = 0; i < 20; i++) {
+			assertThat(this.repository.tryAcquire("quiet", "owner-b" + i, Duration.ofSeconds(30))).isEmpty();
+		}
+		assertThat(output.getAll()).doesNotContain("Duplicate").doesNotContain("duplicate key");
 	}
 
 	@Test
