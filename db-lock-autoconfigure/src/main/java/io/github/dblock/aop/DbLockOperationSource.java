@@ -4,6 +4,7 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -99,6 +100,11 @@ final class DbLockOperationSource {
 			catch (ParseException ex) {
 				throw invalid(description, "key \"" + key + "\" is not a valid SpEL expression: " + ex.getMessage(), ex);
 			}
+			List<String> unknown = this.evaluator.unknownVariables(key, methodKey, specificMethod);
+			if (!unknown.isEmpty()) {
+				throw invalid(description, unknownVariables(key, unknown, this.evaluator.parameterNames(specificMethod)),
+						null);
+			}
 		}
 		String asynchronous = asynchronousResult(specificMethod, targetClass);
 		if (asynchronous != null) {
@@ -158,6 +164,17 @@ final class DbLockOperationSource {
 
 	private static @Nullable Duration millisOrDefault(long millis) {
 		return (millis == -1) ? null : Duration.ofMillis(millis);
+	}
+
+	private static String unknownVariables(String key, List<String> unknown, String @Nullable [] names) {
+		String refers = "key \"" + key + "\" refers to #" + String.join(", #", unknown);
+		if (names == null) {
+			return refers + ", but the method's parameter names are not known: compile with -parameters "
+					+ "(Spring Boot's Maven and Gradle plugins do), or refer to parameters by position (#p0, #p1, ...)";
+		}
+		return refers + ", which " + ((unknown.size() == 1) ? "is not a parameter" : "are not parameters")
+				+ " of the method; its parameters are " + ((names.length == 0) ? "none" : "#" + String.join(", #", names))
+				+ " (or #p0, #p1, ... by position)";
 	}
 
 	/** Types whose value stands for work that may go on after the method returned. */

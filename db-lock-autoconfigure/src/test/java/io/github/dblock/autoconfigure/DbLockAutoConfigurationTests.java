@@ -288,6 +288,16 @@ class DbLockAutoConfigurationTests {
 	}
 
 	@Test
+	void aKeyNamingAParameterTheMethodDoesNotHaveFailsStartUpListingTheRealOnes() {
+		this.contextRunner.withUserConfiguration(MisspelledKey.class)
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("MisspelledKeyService.pay(long, String)")
+				.hasMessageContaining("refers to #orderID, which is not a parameter of the method")
+				.hasMessageContaining("its parameters are #orderId, #currency"));
+	}
+
+	@Test
 	void aNegativeWaitFailsStartUp() {
 		this.contextRunner.withUserConfiguration(BadWait.class)
 			.run((context) -> assertThat(context).getFailure()
@@ -554,6 +564,24 @@ class DbLockAutoConfigurationTests {
 		@org.springframework.scheduling.annotation.Async
 		public java.util.concurrent.CompletableFuture<String> start() {
 			return java.util.concurrent.CompletableFuture.completedFuture("done under the lock");
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class MisspelledKey {
+
+		@Bean
+		MisspelledKeyService misspelledKeyService() {
+			return new MisspelledKeyService();
+		}
+
+	}
+
+	static class MisspelledKeyService {
+
+		@DbLock(key = "#orderID + ':' + #currency")
+		public void pay(long orderId, String currency) {
 		}
 
 	}
