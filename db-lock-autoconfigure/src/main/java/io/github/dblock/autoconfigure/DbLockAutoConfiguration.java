@@ -1,6 +1,7 @@
 package io.github.dblock.autoconfigure;
 
 import java.time.Duration;
+import java.util.Arrays;
 
 import javax.sql.DataSource;
 
@@ -22,11 +23,11 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
@@ -45,15 +46,44 @@ import org.springframework.jdbc.core.JdbcTemplate;
  */
 @AutoConfiguration(after = { DataSourceAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class })
 @ConditionalOnClass(JdbcTemplate.class)
-@ConditionalOnSingleCandidate(DataSource.class)
+@ConditionalOnBean(DataSource.class)
 @ConditionalOnBooleanProperty(name = "db-lock.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(DbLockProperties.class)
 @Import({ DatabaseInitializationDependencyConfigurer.class, DbLockAutoConfiguration.AutoProxyRegistrar.class })
 public final class DbLockAutoConfiguration {
 
+	/**
+	 * The data source of the lock table: {@code db-lock.data-source} if set, else the only
+	 * or primary one.
+	 */
+	@Bean
+	LockDataSource dbLockDataSource(ObjectProvider<DataSource> dataSources, ListableBeanFactory beanFactory,
+			DbLockProperties properties, Environment environment) {
+		new DbLockPropertiesCheck(properties, environment).check();
+		String[] names = beanFactory.getBeanNamesForType(DataSource.class);
+		String name = properties.getDataSource();
+		if (name != null) {
+			if (!Arrays.asList(names).contains(name)) {
+				throw new DbLockConfigurationException("db-lock.data-source=" + name + " names no DataSource bean; the "
+						+ "DataSource beans are " + Arrays.toString(names) + ".",
+						"Set db-lock.data-source to the name of one of them.");
+			}
+			return new LockDataSource(beanFactory.getBean(name, DataSource.class));
+		}
+		DataSource unique = dataSources.getIfUnique();
+		if (unique == null) {
+			throw new DbLockConfigurationException("db-lock does not know which DataSource holds its lock table: there "
+					+ "are " + names.length + " DataSource beans " + Arrays.toString(names) + " and none is primary.",
+					"Set db-lock.data-source to the bean name of the one db-lock should use (every instance of the "
+							+ "application must use the same database), or mark one of them @Primary.");
+		}
+		return new LockDataSource(unique);
+	}
+
 	@Bean
 	@ConditionalOnMissingBean
-	SqlDialect dbLockSqlDialect(DataSource dataSource, DbLockProperties properties) {
+	SqlDialect dbLockSqlDialect(LockDataSource lockDataSource, DbLockProperties properties) {
+		DataSource dataSource = lockDataSource.dataSource();
 		DbLockProperties.Dialect dialect = properties.getDialect();
 		return (dialect != null) ? SqlDialects.named(dialect.name(), properties.getTableName())
 				: SqlDialects.detect(dataSource, properties.getTableName());
@@ -62,19 +92,16 @@ public final class DbLockAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBooleanProperty(name = "db-lock.schema.migrate", matchIfMissing = true)
-	DbLockSchemaMigration dbLockSchemaMigration(DataSource dataSource, SqlDialect dialect) {
-		return new DbLockSchemaMigration(dataSource, dialect);
+	DbLockSchemaMigration dbLockSchemaMigration(LockDataSource dataSource, SqlDialect dialect) {
+		return new DbLockSchemaMigration(dataSource.dataSource(), dialect);
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	LockRepository dbLockRepository(DataSource dataSource, SqlDialect dialect, DbLockProperties properties,
+	LockRepository dbLockRepository(LockDataSource lockDataSource, SqlDialect dialect, DbLockProperties properties,
 			ObjectProvider<DbLockConnectionPool> pool) {
+		DataSource dataSource = lockDataSource.dataSource();
 		Duration statementTimeout = properties.getStatementTimeout();
-		if (statementTimeout.toMillis() < 1) {
-			throw new IllegalArgumentException(
-					"db-lock.statement-timeout (" + statementTimeout + ") must be at least 1ms");
-		}
 		DbLockConnectionPool own = pool.getIfAvailable();
 		return new JdbcLockRepository((own != null) ? own.dataSource() : dataSource, dialect, statementTimeout);
 	}
@@ -84,19 +111,6 @@ public final class DbLockAutoConfiguration {
 	LockEngine dbLockEngine(LockRepository repository, DbLockProperties properties) {
 		DbLockProperties.Backoff backoff = properties.getBackoff();
 		Duration interval = properties.getWatchdog().getInterval();
-		if (interval != null && interval.compareTo(properties.getDefaultLease()) >= 0) {
-			throw new IllegalArgumentException("db-lock.watchdog.interval (" + interval
-					+ ") must be shorter than db-lock.default-lease (" + properties.getDefaultLease()
-					+ "): a lease renewed no sooner than it ends lets another node take the lock");
-		}
-		Duration margin = properties.getDefaultLease()
-			.minus((interval != null) ? interval : properties.getDefaultLease().dividedBy(3));
-		if (properties.getStatementTimeout().compareTo(margin) >= 0) {
-			throw new IllegalArgumentException("db-lock.statement-timeout (" + properties.getStatementTimeout()
-					+ ") must be shorter than the renewal margin of the default lease (" + margin
-					+ ": db-lock.default-lease minus the renewal interval): a renewal that hangs that long leaves "
-					+ "no time to try again before the lease ends");
-		}
 		return new LockEngine(repository,
 				new LockEngineSettings(new Backoff(backoff.getInitial(), backoff.getMax()), interval,
 						properties.getLocalTurn()));
@@ -106,23 +120,14 @@ public final class DbLockAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnClass(name = "com.zaxxer.hikari.HikariDataSource")
 	@ConditionalOnProperty(name = "db-lock.pool.size")
-	DbLockConnectionPool dbLockConnectionPool(DataSource dataSource, DbLockProperties properties) {
+	DbLockConnectionPool dbLockConnectionPool(LockDataSource dataSource, DbLockProperties properties) {
 		DbLockProperties.Pool pool = properties.getPool();
-		if (pool.getSize() < 1) {
-			throw new IllegalArgumentException("db-lock.pool.size (" + pool.getSize()
-					+ ") must be at least 1; leave it unset to share the application's pool");
-		}
-		return new DbLockConnectionPool(dataSource, pool.getSize(), pool.getConnectionTimeout());
+		return new DbLockConnectionPool(dataSource.dataSource(), pool.getSize(), pool.getConnectionTimeout());
 	}
 
 	@Bean
 	DbLockShutdown dbLockShutdown(LockEngine engine, DbLockProperties properties) {
-		Duration gracePeriod = properties.getShutdown().getGracePeriod();
-		if (gracePeriod.isNegative()) {
-			throw new IllegalArgumentException(
-					"db-lock.shutdown.grace-period (" + gracePeriod + ") must not be negative");
-		}
-		return new DbLockShutdown(engine, gracePeriod);
+		return new DbLockShutdown(engine, properties.getShutdown().getGracePeriod());
 	}
 
 	@Bean
@@ -168,6 +173,10 @@ public final class DbLockAutoConfiguration {
 			AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
 		}
 
+	}
+
+	/** The data source db-lock uses, chosen among the application's. */
+	record LockDataSource(DataSource dataSource) {
 	}
 
 }

@@ -74,6 +74,13 @@ public class DbLockProperties {
 	 */
 	private Duration statementTimeout = Duration.ofSeconds(2);
 
+	/**
+	 * Bean name of the DataSource that holds the lock table, for applications with several;
+	 * unset to use the only or primary one. Every instance of the application must use the
+	 * same database.
+	 */
+	private @Nullable String dataSource;
+
 	private final Schema schema = new Schema();
 
 	private final Backoff backoff = new Backoff();
@@ -174,6 +181,14 @@ public class DbLockProperties {
 
 	public void setLocalTurn(Duration localTurn) {
 		this.localTurn = localTurn;
+	}
+
+	public @Nullable String getDataSource() {
+		return this.dataSource;
+	}
+
+	public void setDataSource(@Nullable String dataSource) {
+		this.dataSource = dataSource;
 	}
 
 	public Duration getStatementTimeout() {

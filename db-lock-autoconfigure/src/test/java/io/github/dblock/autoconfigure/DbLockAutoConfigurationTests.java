@@ -37,6 +37,7 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 
@@ -155,7 +156,7 @@ class DbLockAutoConfigurationTests {
 		this.contextRunner.withPropertyValues("db-lock.watchdog.interval=30s").run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(context.getStartupFailure()).rootCause()
-				.hasMessageContaining("db-lock.watchdog.interval (PT30S) must be shorter than db-lock.default-lease");
+				.hasMessageContaining("db-lock.watchdog.interval=30s is not shorter than db-lock.default-lease (30s)");
 		});
 	}
 
@@ -264,6 +265,57 @@ class DbLockAutoConfigurationTests {
 	}
 
 	@Test
+	void propertiesOutOfRangeFailStartUpNamingThePropertyAsWrittenWithAnAnalysis() {
+		for (String[] bad : new String[][] { { "db-lock.default-wait=-5s", "db-lock.default-wait=-5s must not be negative" },
+				{ "db-lock.reaper.interval=0s", "db-lock.reaper.interval=0s must be positive" },
+				{ "db-lock.reaper.batch-size=0", "db-lock.reaper.batch-size=0 must be at least 1" },
+				{ "db-lock.backoff.max=1ms", "db-lock.backoff.max=1ms is shorter than db-lock.backoff.initial (5ms)" },
+				{ "db-lock.pool.size=0", "db-lock.pool.size=0 must be at least 1" } }) {
+			this.contextRunner.withPropertyValues(bad[0]).run((context) -> {
+				Throwable failure = context.getStartupFailure();
+				assertThat(failure).rootCause().isInstanceOf(DbLockConfigurationException.class).hasMessageContaining(bad[1]);
+				FailureAnalysis analysis = new DbLockFailureAnalyzer().analyze(failure);
+				assertThat(analysis).isNotNull();
+				assertThat(analysis.getDescription()).contains(bad[1]);
+				assertThat(analysis.getAction()).isNotBlank();
+			});
+		}
+	}
+
+	@Test
+	void withTwoDataSourcesAndNoneNamedStartUpSaysWhichPropertyToSet() {
+		this.contextRunner.withUserConfiguration(TwoDataSources.class).run((context) -> assertThat(context).getFailure()
+			.rootCause()
+			.isInstanceOf(DbLockConfigurationException.class)
+			.hasMessageContaining("there are 2 DataSource beans [first, second] and none is primary"));
+	}
+
+	@Test
+	void withTwoDataSourcesDbLockUsesTheOneNamed() {
+		this.contextRunner.withUserConfiguration(TwoDataSources.class)
+			.withPropertyValues("db-lock.data-source=second")
+			.run((context) -> {
+				assertThat(context).hasNotFailed().hasSingleBean(LockEngine.class);
+				try (LockHandle handle = context.getBean(DbLockTemplate.class).acquire("named", null, null)) {
+					JdbcTemplate second = new JdbcTemplate(context.getBean("second", DataSource.class));
+					assertThat(second.queryForObject("SELECT COUNT(*) FROM db_lock", Integer.class)).isEqualTo(1);
+				}
+			});
+	}
+
+	@Test
+	void dbLockMethodsWithNoDataSourceFailStartUpRatherThanRunUnlocked() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DbLockAutoConfiguration.class,
+					DbLockGuardAutoConfiguration.class))
+			.withUserConfiguration(Locked.class)
+			.run((context) -> assertThat(context).getFailure()
+				.isInstanceOf(DbLockConfigurationException.class)
+				.hasMessageContaining("@DbLock methods [LockedService.")
+				.hasMessageContaining("there is no DataSource bean"));
+	}
+
+	@Test
 	void aShutdownGracePeriodThatIsNegativeFailsStartUp() {
 		this.contextRunner.withPropertyValues("db-lock.shutdown.grace-period=-1s")
 			.run((context) -> assertThat(context).getFailure()
@@ -276,7 +328,7 @@ class DbLockAutoConfigurationTests {
 		this.contextRunner.withPropertyValues("db-lock.default-lease=3s", "db-lock.statement-timeout=2s")
 			.run((context) -> assertThat(context).getFailure()
 				.rootCause()
-				.hasMessageContaining("db-lock.statement-timeout (PT2S) must be shorter than the renewal margin"));
+				.hasMessageContaining("db-lock.statement-timeout=2s is not shorter than the renewal margin"));
 	}
 
 	@Test
@@ -564,6 +616,23 @@ class DbLockAutoConfigurationTests {
 		@org.springframework.scheduling.annotation.Async
 		public java.util.concurrent.CompletableFuture<String> start() {
 			return java.util.concurrent.CompletableFuture.completedFuture("done under the lock");
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class TwoDataSources {
+
+		@Bean
+		DataSource first() {
+			return new org.springframework.jdbc.datasource.DriverManagerDataSource(
+					"jdbc:h2:mem:first" + databases.incrementAndGet() + ";DB_CLOSE_DELAY=-1", "sa", "");
+		}
+
+		@Bean
+		DataSource second() {
+			return new org.springframework.jdbc.datasource.DriverManagerDataSource(
+					"jdbc:h2:mem:second" + databases.incrementAndGet() + ";DB_CLOSE_DELAY=-1", "sa", "");
 		}
 
 	}

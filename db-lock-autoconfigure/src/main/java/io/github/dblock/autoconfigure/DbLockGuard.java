@@ -1,0 +1,67 @@
+package io.github.dblock.autoconfigure;
+
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import javax.sql.DataSource;
+
+import io.github.dblock.DbLock;
+import io.github.dblock.core.LockEngine;
+
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
+
+/**
+ * Fails start-up when beans have {@code @DbLock} methods but no lock engine exists to serve
+ * them (no {@code DataSource}, no JDBC on the classpath), instead of letting every such
+ * method run without a lock.
+ */
+final class DbLockGuard implements SmartInitializingSingleton {
+
+	private final ConfigurableListableBeanFactory beanFactory;
+
+	DbLockGuard(ConfigurableListableBeanFactory beanFactory) {
+		this.beanFactory = beanFactory;
+	}
+
+	@Override
+	public void afterSingletonsInstantiated() {
+		if (this.beanFactory.getBeanNamesForType(LockEngine.class, false, false).length > 0) {
+			return;
+		}
+		List<String> locked = lockedMethods();
+		if (locked.isEmpty()) {
+			return;
+		}
+		String[] dataSources = this.beanFactory.getBeanNamesForType(DataSource.class, false, false);
+		String why = (dataSources.length == 0) ? "there is no DataSource bean"
+				: "db-lock's auto-configuration did not run (DataSource beans: " + Arrays.toString(dataSources) + ")";
+		throw new DbLockConfigurationException(
+				"@DbLock methods " + locked + " would run without a lock: no lock engine exists, because " + why + ".",
+				(dataSources.length == 0)
+						? "Add a database to the application (spring.datasource.url and a JDBC driver, or a DataSource "
+								+ "bean), or remove @DbLock. To turn db-lock off on purpose, set db-lock.enabled=false."
+						: "Run with --debug and look for DbLockAutoConfiguration in the conditions report; "
+								+ "set db-lock.enabled=false to turn db-lock off on purpose.");
+	}
+
+	private List<String> lockedMethods() {
+		List<String> locked = new ArrayList<>();
+		for (String name : this.beanFactory.getBeanDefinitionNames()) {
+			Class<?> type = this.beanFactory.getType(name, false);
+			if (type == null) {
+				continue;
+			}
+			Class<?> userType = ClassUtils.getUserClass(type);
+			ReflectionUtils.doWithMethods(userType, (Method method) -> locked.add(userType.getSimpleName() + "." + method.getName()),
+					(Method method) -> AnnotatedElementUtils.hasAnnotation(method, DbLock.class));
+		}
+		return locked;
+	}
+
+}

@@ -1,0 +1,105 @@
+package io.github.dblock.autoconfigure;
+
+import java.time.Duration;
+
+import org.springframework.core.env.Environment;
+
+/**
+ * Checks db-lock's properties at start-up, all at once, and fails with a
+ * {@link DbLockConfigurationException} that names the first property out of range as the
+ * user wrote it ({@code db-lock.default-wait=-5s}, not {@code PT-5S}) and says what to do.
+ */
+final class DbLockPropertiesCheck {
+
+	private final DbLockProperties properties;
+
+	private final Environment environment;
+
+	DbLockPropertiesCheck(DbLockProperties properties, Environment environment) {
+		this.properties = properties;
+		this.environment = environment;
+	}
+
+	void check() {
+		DbLockProperties p = this.properties;
+		positive("db-lock.default-lease", p.getDefaultLease(), "a lease must last some time");
+		notNegative("db-lock.default-wait", p.getDefaultWait(), "use 0 for no wait");
+		notNegative("db-lock.local-turn", p.getLocalTurn(), "use 0 to hand a lock to another instance at once");
+		positive("db-lock.backoff.initial", p.getBackoff().getInitial(), "a pause between attempts must last some time");
+		if (p.getBackoff().getMax().compareTo(p.getBackoff().getInitial()) < 0) {
+			fail("db-lock.backoff.max", p.getBackoff().getMax(), "is shorter than db-lock.backoff.initial ("
+					+ written("db-lock.backoff.initial", p.getBackoff().getInitial()) + ")",
+					"Make db-lock.backoff.max at least db-lock.backoff.initial.");
+		}
+		positive("db-lock.reaper.interval", p.getReaper().getInterval(), "the reaper must wait between runs");
+		if (p.getReaper().getBatchSize() < 1) {
+			fail("db-lock.reaper.batch-size", p.getReaper().getBatchSize(), "must be at least 1",
+					"Set it to the number of expired rows one delete may remove (default 1000).");
+		}
+		if (p.getStatementTimeout().toMillis() < 1) {
+			fail("db-lock.statement-timeout", p.getStatementTimeout(), "must be at least 1ms",
+					"Set it to the longest one lock statement may take (default 2s).");
+		}
+		notNegative("db-lock.shutdown.grace-period", p.getShutdown().getGracePeriod(),
+				"use 0 to release held locks at once at shutdown");
+		Duration interval = p.getWatchdog().getInterval();
+		if (interval != null && (interval.isZero() || interval.isNegative())) {
+			fail("db-lock.watchdog.interval", interval, "must be positive",
+					"Leave it unset to renew every third of the lease.");
+		}
+		if (interval != null && interval.compareTo(p.getDefaultLease()) >= 0) {
+			fail("db-lock.watchdog.interval", interval, "is not shorter than db-lock.default-lease ("
+					+ written("db-lock.default-lease", p.getDefaultLease())
+					+ "): a lease renewed no sooner than it ends lets another node take the lock",
+					"Leave db-lock.watchdog.interval unset (a third of the lease), or make it shorter than the lease.");
+		}
+		Duration margin = p.getDefaultLease().minus((interval != null) ? interval : p.getDefaultLease().dividedBy(3));
+		if (p.getStatementTimeout().compareTo(margin) >= 0) {
+			fail("db-lock.statement-timeout", p.getStatementTimeout(),
+					"is not shorter than the renewal margin of the default lease (" + format(margin)
+							+ ": db-lock.default-lease minus the renewal interval): a renewal that hangs that long "
+							+ "leaves no time to try again before the lease ends",
+					"Make db-lock.statement-timeout shorter, or db-lock.default-lease longer.");
+		}
+		if (p.getPool().getSize() < 0 || (p.getPool().getSize() == 0 && this.environment.containsProperty("db-lock.pool.size"))) {
+			fail("db-lock.pool.size", p.getPool().getSize(), "must be at least 1",
+					"Leave it unset to share the application's pool.");
+		}
+		positive("db-lock.pool.connection-timeout", p.getPool().getConnectionTimeout(),
+				"a lock statement must be allowed to wait for a connection");
+	}
+
+	private void positive(String property, Duration value, String why) {
+		if (value.isZero() || value.isNegative()) {
+			fail(property, value, "must be positive: " + why, "Set a positive duration, such as 1s or 500ms.");
+		}
+	}
+
+	private void notNegative(String property, Duration value, String why) {
+		if (value.isNegative()) {
+			fail(property, value, "must not be negative: " + why, "Set 0 or a positive duration.");
+		}
+	}
+
+	private void fail(String property, Object value, String problem, String action) {
+		throw new DbLockConfigurationException(property + "=" + written(property, value) + " " + problem + ".", action);
+	}
+
+	/** The value as the user wrote it, where the environment has it. */
+	private String written(String property, Object value) {
+		String raw = this.environment.getProperty(property);
+		if (raw != null) {
+			return raw;
+		}
+		return (value instanceof Duration duration) ? format(duration) : String.valueOf(value);
+	}
+
+	/** A duration as a property is written: {@code 30s}, {@code 500ms}. */
+	static String format(Duration duration) {
+		if (duration.getNano() == 0) {
+			return duration.getSeconds() + "s";
+		}
+		return (duration.getNano() % 1_000_000 == 0) ? duration.toMillis() + "ms" : duration.toNanos() + "ns";
+	}
+
+}
