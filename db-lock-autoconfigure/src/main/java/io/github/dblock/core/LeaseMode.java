@@ -43,11 +43,6 @@ final class LeaseMode implements LockMode {
 		this.orphans = new Orphans(repository);
 	}
 
-	/** The rows of failed attempts still to delete. */
-	Orphans orphans() {
-		return this.orphans;
-	}
-
 	@Override
 	public void close() {
 		this.orphans.close();

@@ -3,6 +3,7 @@ package io.github.dblock.core;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,9 +27,9 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * <li>a periodic sweep renews every lease that is due, those of one length together in one
  * statement (up to {@link #MAX_BATCH}); if that statement fails, each of its leases is tried
  * alone, and is renewed alone, after the others, until that succeeds, so that one row
- * another session has locked delays the others once, by one statement time limit. A renewal that fails is tried again at the next sweep; a lease whose
- * row is gone or another owner's, or whose renewal came back after its local deadline, is
- * marked lost;</li>
+ * another session has locked delays the others once, by one statement time limit. A
+ * renewal that fails is tried again at the next sweep; a lease whose row is gone or another
+ * owner's, or whose renewal came back after its local deadline, is marked lost;</li>
  * <li>a periodic check marks lost every lease whose local deadline has passed, from the
  * local clock alone, so that a renewal stuck on the database never delays the report.</li>
  * </ul>
@@ -41,6 +42,9 @@ final class LeaseWatchdog implements AutoCloseable {
 	static final int MAX_BATCH = 128;
 
 	private static final long MIN_TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+	/** The lease that ends first, first. */
+	private static final Comparator<HeldLease> BY_REMAINING = Comparator.comparingLong(HeldLease::remainingNanos);
 
 	private final LockMode mode;
 
@@ -106,11 +110,6 @@ final class LeaseWatchdog implements AutoCloseable {
 		this.renewing.remove(lease);
 	}
 
-	/** The leases renewed now. */
-	List<HeldLease> watched() {
-		return List.copyOf(this.renewing);
-	}
-
 	private void markEnded() {
 		for (HeldLease lease : this.renewing) {
 			if (!lease.ended && lease.lostAt == null && lease.remainingNanos() <= 0) {
@@ -147,9 +146,6 @@ final class LeaseWatchdog implements AutoCloseable {
 			renew(lease.duration, List.of(lease));
 		}
 	}
-
-	private static final java.util.Comparator<HeldLease> BY_REMAINING = java.util.Comparator
-		.comparingLong(HeldLease::remainingNanos);
 
 	/** Renews leases of one length together; alone if that fails. */
 	private void renew(Duration duration, List<HeldLease> due) {

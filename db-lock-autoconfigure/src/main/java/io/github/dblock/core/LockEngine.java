@@ -331,10 +331,18 @@ public final class LockEngine implements AutoCloseable {
 	private @Nullable Hold poll(LockRequest request, LocalKey local, long deadline, long renewalPeriod)
 			throws InterruptedException {
 		for (int attempt = 0;; attempt++) {
+			if (this.closed) {
+				return null;
+			}
 			long sentAt = System.nanoTime();
 			Lease acquired = this.mode.acquire(request);
 			if (acquired != null) {
 				HeldLease lease = new HeldLease(local, acquired, request, sentAt);
+				if (this.closed) {
+					// taken while the engine shut down: given back, so that nothing of this JVM's stays
+					this.releases.end(lease, Duration.ZERO);
+					return null;
+				}
 				if (request.renewed()) {
 					this.watchdog.watch(lease, renewalPeriod);
 				}

@@ -64,11 +64,6 @@ final class Orphans implements AutoCloseable {
 		schedule(0);
 	}
 
-	/** How many wait to be deleted. */
-	int pending() {
-		return this.size.get();
-	}
-
 	private void schedule(long delayMillis) {
 		if (this.scheduled.compareAndSet(false, true) && !this.executor.isShutdown()) {
 			this.executor.schedule(this::deleteAll, delayMillis, TimeUnit.MILLISECONDS);
