@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Assumptions;
  * A MariaDB server of a test's own: its own port and data directory (under
  * {@code target/}), started from the Debian binaries, so that a test can kill it with
  * {@code kill -9} and start it again without touching the shared server. Skips the test
- * when the binaries are not installed (unless {@code DB_LOCK_TEST_REQUIRED} names
- * {@code mariadb}).
+ * when the binaries are not installed (a GitHub runner); {@code .ci/run} checks that the
+ * tests using it ran.
  */
 public final class OwnMariaDb implements OwnServer {
 
@@ -50,11 +50,8 @@ public final class OwnMariaDb implements OwnServer {
 	 * @throws Exception if it cannot be started within a minute
 	 */
 	public static OwnMariaDb start() throws Exception {
-		boolean required = System.getenv().getOrDefault("DB_LOCK_TEST_REQUIRED", "").contains("mariadb");
-		if (!required) {
-			Assumptions.assumeTrue(Files.isExecutable(SERVER) && Files.isExecutable(INSTALL),
-					"MariaDB binaries not installed: " + SERVER + ", " + INSTALL);
-		}
+		Assumptions.assumeTrue(Files.isExecutable(SERVER) && Files.isExecutable(INSTALL),
+				"MariaDB binaries not installed: " + SERVER + ", " + INSTALL);
 		Path directory = Files.createTempDirectory(Path.of("target").toAbsolutePath(), "own-mariadb-");
 		OwnMariaDb server = new OwnMariaDb(directory, freePort());
 		server.run(List.of(INSTALL.toString(), "--no-defaults", "--datadir=" + server.dataDirectory(),
