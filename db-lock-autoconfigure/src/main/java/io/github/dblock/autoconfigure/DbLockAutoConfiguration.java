@@ -85,8 +85,30 @@ public final class DbLockAutoConfiguration {
 	SqlDialect dbLockSqlDialect(LockDataSource lockDataSource, DbLockProperties properties) {
 		DataSource dataSource = lockDataSource.dataSource();
 		DbLockProperties.Dialect dialect = properties.getDialect();
-		return (dialect != null) ? SqlDialects.named(dialect.name(), properties.getTableName())
-				: SqlDialects.detect(dataSource, properties.getTableName());
+		if (dialect == null) {
+			return SqlDialects.detect(dataSource, properties.getTableName());
+		}
+		SqlDialect named = SqlDialects.named(dialect.name(), properties.getTableName());
+		SqlDialect detected;
+		try {
+			detected = SqlDialects.detect(dataSource, properties.getTableName());
+		}
+		catch (IllegalStateException ex) {
+			// a database db-lock does not recognise, named on purpose: the user's choice
+			return named;
+		}
+		// H2 emulates the others in its compatibility modes; MySQL's and MariaDB's SQL are one family
+		if (!detected.name().equals("h2") && !family(named).equals(family(detected))) {
+			throw new DbLockConfigurationException("db-lock.dialect=" + dialect.name().toLowerCase(java.util.Locale.ROOT)
+					+ " does not match the database, which is " + detected.name() + ": its migration and statements "
+					+ "would fail.", "Remove db-lock.dialect to let db-lock detect the database, or set it to "
+							+ detected.name() + ".");
+		}
+		return named;
+	}
+
+	private static String family(SqlDialect dialect) {
+		return dialect.name().equals("mariadb") ? "mysql" : dialect.name();
 	}
 
 	@Bean

@@ -19,6 +19,7 @@ import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.jdbc.LockRepository;
 import io.github.dblock.jdbc.MySqlDialect;
 import io.github.dblock.jdbc.SqlDialect;
+import io.github.dblock.testsupport.TestDatabase;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -280,6 +281,20 @@ class DbLockAutoConfigurationTests {
 				assertThat(analysis.getAction()).isNotBlank();
 			});
 		}
+	}
+
+	@Test
+	void aDialectThatDoesNotMatchTheDatabaseFailsStartUp() {
+		TestDatabase.Connection mariadb = TestDatabase.MARIADB.connection();
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+					DataSourceTransactionManagerAutoConfiguration.class, DbLockAutoConfiguration.class))
+			.withPropertyValues("spring.datasource.url=" + mariadb.url(), "spring.datasource.username=" + mariadb.user(),
+					"spring.datasource.password=" + mariadb.password(), "db-lock.dialect=postgresql")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.isInstanceOf(DbLockConfigurationException.class)
+				.hasMessageContaining("db-lock.dialect=postgresql does not match the database, which is mariadb"));
 	}
 
 	@Test
