@@ -16,8 +16,10 @@ import java.lang.annotation.Target;
  * public Receipt pay(long orderId, Money amount) { ... }
  * </pre>
  *
- * The lock is taken before, and released after, a {@code @Transactional} on the same
- * method: the next holder sees committed data. Spring proxies the bean, so the method
+ * In the default {@link DbLockMode#LEASE lease mode}, the lock is taken before, and
+ * released after, a {@code @Transactional} on the same method: the next holder sees
+ * committed data. In the {@link DbLockMode#TRANSACTION transaction mode} it is taken inside
+ * the transaction and ends with it. Spring proxies the bean, so the method
  * must be public or protected, not final or static, and be called through the proxy
  * (not from within the same object).
  */
@@ -48,6 +50,14 @@ public @interface DbLock {
 	 * @return the wait
 	 */
 	long waitMs() default -1;
+
+	/**
+	 * How the lock is held: a lease (the default), a row lock of the caller's transaction,
+	 * or the database server's named lock. See {@link DbLockMode} for what each survives and
+	 * needs. {@link #leaseMs()} and {@link #minHoldMs()} are the lease mode's alone.
+	 * @return the mode
+	 */
+	DbLockMode mode() default DbLockMode.LEASE;
 
 	/**
 	 * The lease, in milliseconds: -1 for {@code db-lock.default-lease}, else a positive

@@ -111,6 +111,60 @@ public class DbLockTemplate {
 	}
 
 	/**
+	 * Acquires a lock in a mode: in the {@link DbLockMode#LEASE lease mode} with the default
+	 * lease, renewed while held; in the {@link DbLockMode#TRANSACTION transaction mode} in the
+	 * thread's current Spring transaction, ended by its commit or rollback (closing the
+	 * handle ends nothing); in the {@link DbLockMode#NAMED named mode} on a connection that
+	 * holds it until the handle is closed.
+	 * <pre class="code">
+	 * &#64;Transactional
+	 * public void pay(long orderId) {
+	 *     LockHandle lock = template.acquire(DbLockMode.TRANSACTION, "order:" + orderId, Duration.ofSeconds(3));
+	 *     orders.markPaid(orderId, lock.fencingToken());
+	 * } // the commit releases the lock
+	 * </pre>
+	 * @param mode how the lock is held
+	 * @param key the key, without the prefix
+	 * @param wait how long to wait; {@code null} for the default
+	 * @return the handle
+	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
+	 * @throws DbLockException in the transaction mode, if no transaction is active
+	 */
+	public LockHandle acquire(DbLockMode mode, String key, @Nullable Duration wait) {
+		return this.engine.acquire(request(mode, key, (wait != null) ? wait : this.defaultWait, null, Duration.ZERO));
+	}
+
+	/**
+	 * Acquires a lock in a mode if no other owner holds it, without waiting; see
+	 * {@link #acquire(DbLockMode, String, Duration)}.
+	 * @param mode how the lock is held
+	 * @param key the key, without the prefix
+	 * @return the handle, or empty if the lock is held
+	 */
+	public Optional<LockHandle> tryAcquire(DbLockMode mode, String key) {
+		return this.engine.tryAcquire(request(mode, key, Duration.ZERO, null, Duration.ZERO));
+	}
+
+	/**
+	 * Runs an action while holding a lock in a mode; see
+	 * {@link #acquire(DbLockMode, String, Duration)}. In the transaction mode the action runs
+	 * in the caller's transaction and the lock ends with it, not with the action.
+	 * @param <T> the action's result type
+	 * @param mode how the lock is held
+	 * @param key the key, without the prefix
+	 * @param wait how long to wait; {@code null} for the default
+	 * @param action the action
+	 * @return the action's result
+	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
+	 * @throws LockLostException if the lock was lost while the action ran, per policy
+	 * @throws UndeclaredThrowableException wrapping a checked exception of the action
+	 */
+	public <T> @Nullable T execute(DbLockMode mode, String key, @Nullable Duration wait,
+			Callable<? extends @Nullable T> action) {
+		return callHolding(acquire(mode, key, wait), action);
+	}
+
+	/**
 	 * Acquires a lock if no other owner holds it, without waiting.
 	 * @param key the key, without the prefix
 	 * @param lease a fixed lease; {@code null} for the default lease, renewed while held
@@ -255,8 +309,12 @@ public class DbLockTemplate {
 	}
 
 	LockRequest request(String key, Duration wait, @Nullable Duration lease, Duration minimumHold) {
+		return request(DbLockMode.LEASE, key, wait, lease, minimumHold);
+	}
+
+	LockRequest request(DbLockMode mode, String key, Duration wait, @Nullable Duration lease, Duration minimumHold) {
 		return new LockRequest(storedKey(key), wait, (lease != null) ? lease : this.defaultLease, lease == null,
-				minimumHold);
+				minimumHold, mode);
 	}
 
 	private <T> @Nullable T callHolding(LockHandle handle, Callable<? extends @Nullable T> action) {

@@ -15,8 +15,10 @@ import org.springframework.util.function.SingletonSupplier;
 /**
  * The advisor that applies {@link io.github.dblock.DbLock}: its pointcut matches
  * annotated methods (and checks every one of a bean's class when the bean is created), its
- * advice takes the lock around the call. Ordered so that, by default, it runs outside
- * {@code @Transactional}: lock, begin, commit, unlock.
+ * advice takes the lock around the call. There are two: one for the transaction mode,
+ * ordered to run inside {@code @Transactional} (begin, lock, commit ends the lock), and one
+ * for every other mode, ordered so that, by default, it runs outside: lock, begin, commit,
+ * unlock.
  */
 public final class DbLockAdvisor extends AbstractPointcutAdvisor {
 
@@ -26,6 +28,8 @@ public final class DbLockAdvisor extends AbstractPointcutAdvisor {
 
 	private final transient DbLockInterceptor interceptor;
 
+	private final boolean transactionMode;
+
 	/**
 	 * Creates the advisor.
 	 * @param template supplies the template on the first call, so that creating the advisor
@@ -34,11 +38,35 @@ public final class DbLockAdvisor extends AbstractPointcutAdvisor {
 	 * @param order the advisor's order
 	 */
 	public DbLockAdvisor(Supplier<DbLockTemplate> template, BeanFactory beanFactory, int order) {
+		this(template, beanFactory, order, false);
+	}
+
+	/**
+	 * Creates the advisor of the transaction mode, or of every other mode.
+	 * @param template supplies the template on the first call, so that creating the advisor
+	 * early (auto-proxy creators do) does not create the data source early
+	 * @param beanFactory resolves {@code @bean} references in key expressions
+	 * @param order the advisor's order
+	 * @param transactionMode whether it serves the methods of the transaction mode (and no
+	 * other), or those of every other mode
+	 */
+	public DbLockAdvisor(Supplier<DbLockTemplate> template, BeanFactory beanFactory, int order,
+			boolean transactionMode) {
 		KeyExpressionEvaluator evaluator = new KeyExpressionEvaluator(beanFactory);
 		DbLockOperationSource operationSource = new DbLockOperationSource(evaluator);
-		this.pointcut = new DbLockPointcut(operationSource);
-		this.interceptor = new DbLockInterceptor(operationSource, evaluator, SingletonSupplier.of(template));
+		this.interceptor = new DbLockInterceptor(operationSource, evaluator, SingletonSupplier.of(template),
+				transactionMode);
+		this.pointcut = new DbLockPointcut(operationSource, this.interceptor);
+		this.transactionMode = transactionMode;
 		setOrder(order);
+	}
+
+	/**
+	 * Whether it serves the methods of the transaction mode (and no other).
+	 * @return whether it does
+	 */
+	public boolean isTransactionMode() {
+		return this.transactionMode;
 	}
 
 	@Override
@@ -55,14 +83,17 @@ public final class DbLockAdvisor extends AbstractPointcutAdvisor {
 
 		private final DbLockOperationSource operationSource;
 
-		DbLockPointcut(DbLockOperationSource operationSource) {
+		private final DbLockInterceptor interceptor;
+
+		DbLockPointcut(DbLockOperationSource operationSource, DbLockInterceptor interceptor) {
 			this.operationSource = operationSource;
+			this.interceptor = interceptor;
 			setClassFilter(operationSource::hasOperations);
 		}
 
 		@Override
 		public boolean matches(Method method, Class<?> targetClass) {
-			return this.operationSource.getOperation(method, targetClass) != null;
+			return this.interceptor.serves(this.operationSource.getOperation(method, targetClass));
 		}
 
 	}

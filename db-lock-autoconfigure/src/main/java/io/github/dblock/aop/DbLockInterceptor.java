@@ -7,6 +7,7 @@ import java.util.Optional;
 import java.util.function.Supplier;
 
 import io.github.dblock.DbLockException;
+import io.github.dblock.DbLockMode;
 import io.github.dblock.DbLockTemplate;
 import io.github.dblock.FailurePolicy;
 import io.github.dblock.LockAcquisitionException;
@@ -35,11 +36,19 @@ final class DbLockInterceptor implements MethodInterceptor {
 
 	private final Supplier<DbLockTemplate> template;
 
+	private final boolean transactionMode;
+
 	DbLockInterceptor(DbLockOperationSource operationSource, KeyExpressionEvaluator evaluator,
-			Supplier<DbLockTemplate> template) {
+			Supplier<DbLockTemplate> template, boolean transactionMode) {
 		this.operationSource = operationSource;
 		this.evaluator = evaluator;
 		this.template = template;
+		this.transactionMode = transactionMode;
+	}
+
+	/** Whether this interceptor serves an operation: the transaction mode's, or every other. */
+	boolean serves(@Nullable DbLockOperation operation) {
+		return operation != null && (operation.mode() == DbLockMode.TRANSACTION) == this.transactionMode;
 	}
 
 	@Override
@@ -48,14 +57,16 @@ final class DbLockInterceptor implements MethodInterceptor {
 		Class<?> targetClass = (target != null) ? AopUtils.getTargetClass(target)
 				: invocation.getMethod().getDeclaringClass();
 		DbLockOperation operation = this.operationSource.getOperation(invocation.getMethod(), targetClass);
-		if (operation == null) {
+		if (!serves(operation)) {
 			return invocation.proceed();
 		}
 		String key = lockKey(operation, invocation, target, targetClass);
 		DbLockTemplate template = this.template.get();
 		LockHandle handle;
 		try {
-			handle = template.acquire(key, operation.waitTime(), operation.lease(), operation.minimumHold());
+			handle = (operation.mode() == DbLockMode.LEASE)
+					? template.acquire(key, operation.waitTime(), operation.lease(), operation.minimumHold())
+					: template.acquire(operation.mode(), key, operation.waitTime());
 		}
 		catch (LockAcquisitionException ex) {
 			return notAcquired(operation, invocation, target, ex);

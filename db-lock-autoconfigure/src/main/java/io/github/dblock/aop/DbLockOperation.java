@@ -3,6 +3,7 @@ package io.github.dblock.aop;
 import java.lang.reflect.Method;
 import java.time.Duration;
 
+import io.github.dblock.DbLockMode;
 import io.github.dblock.FailurePolicy;
 
 import org.jspecify.annotations.Nullable;
@@ -21,10 +22,11 @@ import org.springframework.context.expression.AnnotatedElementKey;
  * @param minimumHold the least time the lock stays taken
  * @param onFailure what to do when the lock cannot be had and there is no fallback
  * @param fallback the method to call instead when the lock cannot be had, or {@code null}
+ * @param mode how the lock is held
  */
 record DbLockOperation(String method, AnnotatedElementKey methodKey, String name, @Nullable String keyExpression,
 		@Nullable Duration waitTime, @Nullable Duration lease, Duration minimumHold, FailurePolicy onFailure,
-		@Nullable Fallback fallback) {
+		@Nullable Fallback fallback, DbLockMode mode) {
 
 	/**
 	 * A fallback method.

@@ -12,6 +12,7 @@ import java.util.stream.Collectors;
 
 import io.github.dblock.DbLock;
 import io.github.dblock.DbLockException;
+import io.github.dblock.DbLockMode;
 import io.github.dblock.LockAcquisitionException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -23,6 +24,8 @@ import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.expression.ParseException;
+import org.springframework.transaction.annotation.Propagation;
+import org.springframework.transaction.annotation.Transactional;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
@@ -125,11 +128,36 @@ final class DbLockOperationSource {
 		if (annotation.minHoldMs() < 0) {
 			throw invalid(description, "minHoldMs must be 0 (none) or positive, got " + annotation.minHoldMs(), null);
 		}
+		if (annotation.mode() != DbLockMode.LEASE && (annotation.leaseMs() != -1 || annotation.minHoldMs() != 0)) {
+			throw invalid(description, "leaseMs and minHoldMs are the lease mode's alone; a lock in the "
+					+ annotation.mode() + " mode has no lease", null);
+		}
+		if (annotation.mode() == DbLockMode.TRANSACTION) {
+			String refused = transactionRefused(specificMethod, targetClass);
+			if (refused != null) {
+				throw invalid(description, "mode = TRANSACTION needs the transaction the method runs in, but it is "
+						+ refused, null);
+			}
+		}
 		DbLockOperation.Fallback fallback = annotation.fallback().isEmpty() ? null
 				: findFallback(annotation.fallback(), specificMethod, targetClass, description);
 		return new DbLockOperation(description, methodKey, name, key, millisOrDefault(annotation.waitMs()),
 				millisOrDefault(annotation.leaseMs()), Duration.ofMillis(annotation.minHoldMs()), annotation.onFailure(),
-				fallback);
+				fallback, annotation.mode());
+	}
+
+	/** How a method's own {@code @Transactional} rules out a transaction, if it does. */
+	private static @Nullable String transactionRefused(Method method, Class<?> targetClass) {
+		Transactional transactional = AnnotatedElementUtils.findMergedAnnotation(method, Transactional.class);
+		if (transactional == null) {
+			transactional = AnnotatedElementUtils.findMergedAnnotation(targetClass, Transactional.class);
+		}
+		if (transactional == null) {
+			return null;
+		}
+		Propagation propagation = transactional.propagation();
+		return (propagation == Propagation.NEVER || propagation == Propagation.NOT_SUPPORTED)
+				? "@Transactional(propagation = " + propagation + "), which runs it without one" : null;
 	}
 
 	private static DbLockOperation.Fallback findFallback(String name, Method method, Class<?> targetClass,

@@ -11,6 +11,8 @@ import io.github.dblock.core.Backoff;
 import io.github.dblock.core.LockEngine;
 import io.github.dblock.core.LockEngineSettings;
 import io.github.dblock.core.LockReaper;
+import io.github.dblock.jdbc.ConnectionLockRepository;
+import io.github.dblock.jdbc.JdbcConnectionLockRepository;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.jdbc.LockRepository;
 import io.github.dblock.jdbc.SqlDialect;
@@ -21,6 +23,7 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -44,7 +47,9 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * Auto-configuration of db-lock: the dialect, the lock table's migration, the repository,
  * the engine, {@link DbLockTemplate} and the advisor behind {@code @DbLock}.
  */
-@AutoConfiguration(after = { DataSourceAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class })
+// after the transaction's: the transaction mode's advisor is registered after (and so runs inside) @Transactional's
+@AutoConfiguration(after = { DataSourceAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class },
+		afterName = "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration")
 @ConditionalOnClass(JdbcTemplate.class)
 @ConditionalOnBean(DataSource.class)
 @ConditionalOnBooleanProperty(name = "db-lock.enabled", matchIfMissing = true)
@@ -130,10 +135,18 @@ public final class DbLockAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	LockEngine dbLockEngine(LockRepository repository, DbLockProperties properties) {
+	@ConditionalOnBean(JdbcLockRepository.class)
+	ConnectionLockRepository dbLockConnectionLockRepository(LockRepository repository, LockDataSource lockDataSource) {
+		return new JdbcConnectionLockRepository((JdbcLockRepository) repository, lockDataSource.dataSource());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	LockEngine dbLockEngine(LockRepository repository, ObjectProvider<ConnectionLockRepository> connectionLocks,
+			DbLockProperties properties) {
 		DbLockProperties.Backoff backoff = properties.getBackoff();
 		Duration interval = properties.getWatchdog().getInterval();
-		return new LockEngine(repository,
+		return new LockEngine(repository, connectionLocks.getIfAvailable(),
 				new LockEngineSettings(new Backoff(backoff.getInitial(), backoff.getMax()), interval,
 						properties.getLocalTurn()));
 	}
@@ -178,10 +191,32 @@ public final class DbLockAutoConfiguration {
 		return new DbLockAdvisor(template::getObject, beanFactory, order);
 	}
 
+	/**
+	 * The advisor of the transaction mode: it must run inside {@code @Transactional}, whose
+	 * advisor has the lowest precedence unless the application says otherwise; this one has
+	 * it too and is registered after it (this auto-configuration runs after the
+	 * transaction's), and {@link DbLockModeCheck} fails start-up if a bean's advisors are
+	 * ordered the other way.
+	 */
+	@Bean
+	@Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+	@ConditionalOnMissingBean(name = "dbLockTransactionModeAdvisor")
+	static DbLockAdvisor dbLockTransactionModeAdvisor(ObjectProvider<DbLockTemplate> template, BeanFactory beanFactory,
+			Environment environment) {
+		int order = environment.getProperty("db-lock.transaction-mode-order", Integer.class,
+				new DbLockProperties().getTransactionModeOrder());
+		return new DbLockAdvisor(template::getObject, beanFactory, order, true);
+	}
+
 	@Bean
 	@ConditionalOnClass(name = "org.springframework.transaction.interceptor.BeanFactoryTransactionAttributeSourceAdvisor")
 	static DbLockOrderCheck dbLockOrderCheck(ListableBeanFactory beanFactory) {
 		return new DbLockOrderCheck(beanFactory);
+	}
+
+	@Bean
+	static DbLockModeCheck dbLockModeCheck(ConfigurableListableBeanFactory beanFactory) {
+		return new DbLockModeCheck(beanFactory);
 	}
 
 	/**

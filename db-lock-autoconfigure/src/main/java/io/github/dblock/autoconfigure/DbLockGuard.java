@@ -4,6 +4,7 @@ import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Predicate;
 
 import javax.sql.DataSource;
 
@@ -51,15 +52,28 @@ final class DbLockGuard implements SmartInitializingSingleton {
 	}
 
 	private List<String> lockedMethods() {
+		return lockedMethods(this.beanFactory, (lock) -> true);
+	}
+
+	/**
+	 * The {@code @DbLock} methods of the beans' classes, as {@code Type.method}.
+	 * @param beanFactory the beans
+	 * @param which which annotations count
+	 * @return the methods
+	 */
+	static List<String> lockedMethods(ConfigurableListableBeanFactory beanFactory, Predicate<DbLock> which) {
 		List<String> locked = new ArrayList<>();
-		for (String name : this.beanFactory.getBeanDefinitionNames()) {
-			Class<?> type = this.beanFactory.getType(name, false);
+		for (String name : beanFactory.getBeanDefinitionNames()) {
+			Class<?> type = beanFactory.getType(name, false);
 			if (type == null) {
 				continue;
 			}
 			Class<?> userType = ClassUtils.getUserClass(type);
 			ReflectionUtils.doWithMethods(userType, (Method method) -> locked.add(userType.getSimpleName() + "." + method.getName()),
-					(Method method) -> AnnotatedElementUtils.hasAnnotation(method, DbLock.class));
+					(Method method) -> {
+						DbLock lock = AnnotatedElementUtils.findMergedAnnotation(method, DbLock.class);
+						return lock != null && which.test(lock);
+					});
 		}
 		return locked;
 	}

@@ -33,6 +33,10 @@ public final class DbLockOrderCheck implements SmartInitializingSingleton {
 	@Override
 	public void afterSingletonsInstantiated() {
 		for (DbLockAdvisor lock : this.beanFactory.getBeansOfType(DbLockAdvisor.class, false, false).values()) {
+			if (lock.isTransactionMode()) {
+				// runs inside on purpose; DbLockModeCheck checks it
+				continue;
+			}
 			for (Advisor advisor : this.beanFactory.getBeansOfType(Advisor.class, false, false).values()) {
 				if (isTransactionAdvisor(advisor) && advisor instanceof Ordered ordered
 						&& ordered.getOrder() <= lock.getOrder()) {
@@ -44,7 +48,7 @@ public final class DbLockOrderCheck implements SmartInitializingSingleton {
 		}
 	}
 
-	private static boolean isTransactionAdvisor(Advisor advisor) {
+	static boolean isTransactionAdvisor(Advisor advisor) {
 		return advisor instanceof BeanFactoryTransactionAttributeSourceAdvisor
 				|| advisor instanceof TransactionAttributeSourceAdvisor;
 	}

@@ -49,6 +49,13 @@ public class DbLockProperties {
 	private int order = Ordered.LOWEST_PRECEDENCE - 100;
 
 	/**
+	 * Order of the advisor behind @DbLock(mode = TRANSACTION), which must run inside
+	 * @Transactional: by default the lowest precedence, the transaction advisor's own, and
+	 * registered after it. Start-up fails if a bean's advisors end up the other way.
+	 */
+	private int transactionModeOrder = Ordered.LOWEST_PRECEDENCE;
+
+	/**
 	 * SQL dialect. Detected from the connection's metadata when not set.
 	 */
 	private @Nullable Dialect dialect;
@@ -140,6 +147,14 @@ public class DbLockProperties {
 
 	public void setOrder(int order) {
 		this.order = order;
+	}
+
+	public int getTransactionModeOrder() {
+		return this.transactionModeOrder;
+	}
+
+	public void setTransactionModeOrder(int transactionModeOrder) {
+		this.transactionModeOrder = transactionModeOrder;
 	}
 
 	public @Nullable Dialect getDialect() {

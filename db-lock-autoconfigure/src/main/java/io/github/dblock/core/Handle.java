@@ -1,25 +1,15 @@
 package io.github.dblock.core;
 
 import java.time.Instant;
-import java.util.Deque;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicBoolean;
 
-import io.github.dblock.LockHandle;
-
-/** One acquisition's view of a hold: closing it twice counts down once. */
-final class Handle implements LockHandle {
+/** One acquisition's view of a lease hold: closing it twice counts down once. */
+final class Handle extends ListedHandle {
 
 	private final Hold hold;
 
-	private final AtomicBoolean open = new AtomicBoolean(true);
-
-	/** The acquiring thread's handles, in which this one is listed until closed. */
-	private final Deque<Handle> context;
-
 	Handle(Hold hold) {
 		this.hold = hold;
-		this.context = HeldLocks.push(this);
 	}
 
 	@Override
@@ -39,7 +29,7 @@ final class Handle implements LockHandle {
 
 	@Override
 	public boolean isHeld() {
-		return this.open.get() && this.hold.isHeld();
+		return isOpen() && this.hold.isHeld();
 	}
 
 	@Override
@@ -47,16 +37,9 @@ final class Handle implements LockHandle {
 		return this.hold.lostSince();
 	}
 
-	boolean isOpen() {
-		return this.open.get();
-	}
-
 	@Override
-	public void close() {
-		if (this.open.compareAndSet(true, false)) {
-			HeldLocks.remove(this.context, this);
-			this.hold.countDown();
-		}
+	void closed() {
+		this.hold.countDown();
 	}
 
 	@Override

@@ -14,7 +14,7 @@ import io.github.dblock.LockHandle;
  */
 public final class HeldLocks {
 
-	private static final ThreadLocal<Deque<Handle>> handles = new ThreadLocal<>();
+	private static final ThreadLocal<Deque<ListedHandle>> handles = new ThreadLocal<>();
 
 	private HeldLocks() {
 	}
@@ -24,12 +24,12 @@ public final class HeldLocks {
 	 * @return the handle, or empty outside a lock
 	 */
 	public static Optional<LockHandle> innermost() {
-		Deque<Handle> held = handles.get();
+		Deque<ListedHandle> held = handles.get();
 		if (held == null) {
 			return Optional.empty();
 		}
-		for (Iterator<Handle> it = held.descendingIterator(); it.hasNext();) {
-			Handle handle = it.next();
+		for (Iterator<ListedHandle> it = held.descendingIterator(); it.hasNext();) {
+			ListedHandle handle = it.next();
 			if (handle.isOpen()) {
 				return Optional.of(handle);
 			}
@@ -38,8 +38,8 @@ public final class HeldLocks {
 	}
 
 	/** Lists a new handle of the current thread; returns the list, to remove it from. */
-	static Deque<Handle> push(Handle handle) {
-		Deque<Handle> held = handles.get();
+	static Deque<ListedHandle> push(ListedHandle handle) {
+		Deque<ListedHandle> held = handles.get();
 		if (held == null) {
 			held = new ConcurrentLinkedDeque<>();
 			handles.set(held);
@@ -49,7 +49,7 @@ public final class HeldLocks {
 	}
 
 	/** Removes a closed handle from the list of the thread that acquired it. */
-	static void remove(Deque<Handle> held, Handle handle) {
+	static void remove(Deque<ListedHandle> held, ListedHandle handle) {
 		held.removeLastOccurrence(handle);
 		if (held.isEmpty() && handles.get() == held) {
 			handles.remove();

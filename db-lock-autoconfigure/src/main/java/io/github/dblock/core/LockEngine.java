@@ -7,8 +7,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 import io.github.dblock.DbLockException;
+import io.github.dblock.DbLockMode;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
+import io.github.dblock.jdbc.ConnectionLockRepository;
 import io.github.dblock.jdbc.Lease;
 import io.github.dblock.jdbc.LockRepository;
 import org.apache.commons.logging.Log;
@@ -17,7 +19,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The lock engine: checks, reentrancy, the local gate, waiting and handles, over a lock
- * mode that does the database's part (today the lease lock).
+ * mode that does the database's part. The lease mode is described here; the transaction
+ * and named modes ({@link io.github.dblock.DbLockMode}) hold no lease and are classes of
+ * their own ({@code TransactionMode}, {@code NamedMode}) that the engine hands a request of
+ * theirs to.
  * <ul>
  * <li>A thread that holds a key takes it again with no SQL, as long as this JVM knows its
  * lease is valid (its local deadline: the time the statement that took or last extended it
@@ -75,19 +80,46 @@ public final class LockEngine implements AutoCloseable {
 
 	private final ReleasePath releases;
 
+	private final @Nullable TransactionMode transactions;
+
+	private final @Nullable NamedMode named;
+
 	private volatile boolean closed;
 
 	/**
-	 * Creates an engine.
+	 * Creates an engine of the lease mode alone.
 	 * @param repository where leases are kept
 	 * @param settings how it waits, renews and shares keys between nodes
 	 */
 	public LockEngine(LockRepository repository, LockEngineSettings settings) {
+		this(repository, null, settings);
+	}
+
+	/**
+	 * Creates an engine.
+	 * @param repository where leases are kept
+	 * @param connectionLocks the transaction and named modes' storage; {@code null} for
+	 * the lease mode alone
+	 * @param settings how it waits, renews and shares keys between nodes
+	 */
+	public LockEngine(LockRepository repository, @Nullable ConnectionLockRepository connectionLocks,
+			LockEngineSettings settings) {
 		this.repository = repository;
 		this.settings = settings;
 		this.mode = new LeaseMode(repository);
 		this.watchdog = new LeaseWatchdog(this.mode);
 		this.releases = new ReleasePath(this.mode, this.watchdog, this.keys, settings);
+		this.transactions = (connectionLocks != null) ? new TransactionMode(connectionLocks, settings.backoff()) : null;
+		this.named = (connectionLocks != null) ? new NamedMode(connectionLocks, settings.backoff()) : null;
+	}
+
+	/**
+	 * Why the named mode cannot be used with this database, checked now: for a check at
+	 * start-up.
+	 * @return the reason, or empty if it can
+	 */
+	public Optional<String> namedLocksUnavailable() {
+		return (this.named != null) ? this.named.unavailable() : Optional.of("the engine has no named-lock storage");
 	}
 
 	/**
@@ -122,7 +154,7 @@ public final class LockEngine implements AutoCloseable {
 	 */
 	public Optional<LockHandle> tryAcquire(LockRequest request) {
 		LockRequest once = new LockRequest(request.key(), Duration.ZERO, request.lease(), request.renewed(),
-				request.minimumHold());
+				request.minimumHold(), request.mode());
 		try {
 			return Optional.ofNullable(acquireInterruptibly(once));
 		}
@@ -141,6 +173,14 @@ public final class LockEngine implements AutoCloseable {
 	public @Nullable LockHandle acquireInterruptibly(LockRequest request) throws InterruptedException {
 		String key = request.key();
 		checkKey(key);
+		if (request.mode() != DbLockMode.LEASE) {
+			refuseIfClosed(key);
+			return switch (request.mode()) {
+				case TRANSACTION -> connectionMode(this.transactions, request).acquire(key, request.waitTime());
+				case NAMED -> connectionMode(this.named, request).acquire(key, request.waitTime());
+				case LEASE -> throw new IllegalStateException();
+			};
+		}
 		long renewalPeriod = request.renewed() ? this.settings.renewalPeriod(request.lease()).toNanos() : 0;
 		long deadline = System.nanoTime() + request.waitTime().toNanos();
 		LocalKey local = this.keys.enter(key);
@@ -220,6 +260,14 @@ public final class LockEngine implements AutoCloseable {
 		}
 	}
 
+	private static <M> M connectionMode(@Nullable M mode, LockRequest request) {
+		if (mode == null) {
+			throw new DbLockException("Could not acquire lock '" + request.key() + "' in the " + request.mode()
+					+ " mode: this lock engine was created for the lease mode alone (no ConnectionLockRepository)");
+		}
+		return mode;
+	}
+
 	private void refuseIfClosed(String key) {
 		if (this.closed) {
 			throw new DbLockException("Could not acquire lock '" + key + "': the lock engine is shut down");
@@ -245,6 +293,7 @@ public final class LockEngine implements AutoCloseable {
 	 */
 	public void shutdown(Duration grace) {
 		this.closed = true;
+		long started = System.nanoTime();
 		for (LocalKey local : this.keys.inUse()) {
 			local.gate.refuseWaiters();
 			Thread polling = local.polling;
@@ -252,7 +301,10 @@ public final class LockEngine implements AutoCloseable {
 				LockSupport.unpark(polling);
 			}
 		}
-		long deadline = System.nanoTime() + grace.toNanos();
+		long deadline = started + grace.toNanos();
+		if (this.named != null) {
+			this.named.shutdown(grace);
+		}
 		while (holding() && System.nanoTime() - deadline < 0) {
 			LockSupport.parkNanos(SHUTDOWN_CHECK_NANOS);
 		}

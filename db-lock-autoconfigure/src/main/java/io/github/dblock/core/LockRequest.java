@@ -3,6 +3,7 @@ package io.github.dblock.core;
 import java.time.Duration;
 
 import io.github.dblock.DbLockException;
+import io.github.dblock.DbLockMode;
 
 /**
  * What a caller asks of the engine.
@@ -14,8 +15,11 @@ import io.github.dblock.DbLockException;
  * time, even if the holder still runs)
  * @param minimumHold how long after acquisition the lock stays taken even if released
  * sooner; zero for none
+ * @param mode how the lock is held; the lease, its renewal and the minimum hold are the
+ * lease mode's alone
  */
-public record LockRequest(String key, Duration waitTime, Duration lease, boolean renewed, Duration minimumHold) {
+public record LockRequest(String key, Duration waitTime, Duration lease, boolean renewed, Duration minimumHold,
+		DbLockMode mode) {
 
 	/**
 	 * Checks the request.
@@ -35,6 +39,24 @@ public record LockRequest(String key, Duration waitTime, Duration lease, boolean
 		if (minimumHold.isNegative()) {
 			throw new DbLockException("Minimum hold of lock '" + key + "' must not be negative, got " + minimumHold);
 		}
+		if (mode != DbLockMode.LEASE && !minimumHold.isZero()) {
+			throw new DbLockException("Lock '" + key + "' in the " + mode + " mode cannot have a minimum hold ("
+					+ minimumHold + "): only a lease outlives its holder");
+		}
+	}
+
+	/**
+	 * A request in the lease mode.
+	 * @param key the stored key
+	 * @param waitTime how long to wait while another owner holds the key; zero for one
+	 * attempt
+	 * @param lease the lease
+	 * @param renewed whether a watchdog renews the lease while it is held
+	 * @param minimumHold how long after acquisition the lock stays taken even if released
+	 * sooner; zero for none
+	 */
+	public LockRequest(String key, Duration waitTime, Duration lease, boolean renewed, Duration minimumHold) {
+		this(key, waitTime, lease, renewed, minimumHold, DbLockMode.LEASE);
 	}
 
 	/**

@@ -173,18 +173,10 @@ public class JdbcLockRepository implements LockRepository {
 	 * Runs an operation's statements on a connection of its own, outside whatever
 	 * transaction the thread has, in autocommit and within the statement timeout.
 	 */
-	private <T> T onOwnConnection(Function<JdbcOperations, T> statements) {
+	<T> T onOwnConnection(Function<JdbcOperations, T> statements) {
 		List<TransactionSynchronization> setAside = setAsideSynchronizations();
 		try {
-			Connection connection;
-			try {
-				connection = this.dataSource.getConnection();
-			}
-			catch (SQLException ex) {
-				throw new CannotGetJdbcConnectionException("No connection for a lock statement: the database could not "
-						+ "be reached, or the pool had no free connection within its connection timeout (are "
-						+ "callers' transactions holding every connection?)", ex);
-			}
+			Connection connection = ownConnection();
 			try {
 				return onConnection(connection, statements);
 			}
@@ -201,17 +193,26 @@ public class JdbcLockRepository implements LockRepository {
 	}
 
 	private <T> T onConnection(Connection connection, Function<JdbcOperations, T> statements) throws SQLException {
+		return onConnection(connection, true, 0, statements);
+	}
+
+	/**
+	 * Runs statements on a connection, within the statement timeout plus {@code waitMillis},
+	 * in autocommit or not as asked; the connection's settings are put back after them.
+	 */
+	<T> T onConnection(Connection connection, boolean autoCommitted, long waitMillis,
+			Function<JdbcOperations, T> statements) throws SQLException {
 		boolean autoCommit = connection.getAutoCommit();
-		if (!autoCommit) {
+		if (autoCommitted && !autoCommit) {
 			connection.setAutoCommit(true);
 		}
 		int networkTimeout = connection.getNetworkTimeout();
-		connection.setNetworkTimeout(CALLER_RUNS, this.networkTimeoutMillis);
+		connection.setNetworkTimeout(CALLER_RUNS, (int) Math.min(this.networkTimeoutMillis + waitMillis, Integer.MAX_VALUE));
 		try {
 			JdbcTemplate jdbc = new JdbcTemplate();
 			jdbc.setDataSource(new SingleConnectionDataSource(connection, true));
 			jdbc.setExceptionTranslator(this.exceptionTranslator);
-			jdbc.setQueryTimeout(this.queryTimeoutSeconds);
+			jdbc.setQueryTimeout((int) Math.min(this.queryTimeoutSeconds + (waitMillis + 999) / 1000, Integer.MAX_VALUE));
 			T result = statements.apply(jdbc);
 			if (result == null) {
 				throw new IllegalStateException("No result from " + this.dialect);
@@ -228,7 +229,7 @@ public class JdbcLockRepository implements LockRepository {
 		try {
 			if (!connection.isClosed()) {
 				connection.setNetworkTimeout(CALLER_RUNS, networkTimeout);
-				if (!autoCommit) {
+				if (!autoCommit && connection.getAutoCommit()) {
 					connection.setAutoCommit(false);
 				}
 			}
@@ -238,7 +239,28 @@ public class JdbcLockRepository implements LockRepository {
 		}
 	}
 
-	private DataAccessException translate(String task, SQLException ex) {
+	/** The statement timeout in whole seconds, rounded up. */
+	int statementTimeoutSeconds() {
+		return (this.networkTimeoutMillis + 999) / 1000;
+	}
+
+	/**
+	 * A connection of the lock's data source, for a named lock to hold.
+	 * @return the connection
+	 * @throws CannotGetJdbcConnectionException if there is none
+	 */
+	Connection ownConnection() {
+		try {
+			return this.dataSource.getConnection();
+		}
+		catch (SQLException ex) {
+			throw new CannotGetJdbcConnectionException("No connection for a lock statement: the database could not "
+					+ "be reached, or the pool had no free connection within its connection timeout (are "
+					+ "callers' transactions holding every connection?)", ex);
+		}
+	}
+
+	DataAccessException translate(String task, SQLException ex) {
 		DataAccessException translated = this.exceptionTranslator.translate(task, null, ex);
 		return (translated != null) ? translated
 				: new org.springframework.jdbc.UncategorizedSQLException(task, null, ex);

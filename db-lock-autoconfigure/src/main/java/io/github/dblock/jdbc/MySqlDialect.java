@@ -1,6 +1,10 @@
 package io.github.dblock.jdbc;
 
+import java.util.OptionalLong;
+
 import org.jspecify.annotations.Nullable;
+
+import org.springframework.jdbc.core.JdbcOperations;
 
 /**
  * MySQL 8.0 and later. Keys compare byte for byte without padding
@@ -14,6 +18,27 @@ public class MySqlDialect extends MySqlFamilyDialect {
 	 */
 	public MySqlDialect(String table) {
 		super("mysql", table);
+	}
+
+	/**
+	 * MySQL has no {@code FOR UPDATE WAIT n}: the session's {@code innodb_lock_wait_timeout}
+	 * (whole seconds) is set for the statement and put back after it; {@code SKIP LOCKED}
+	 * below one second.
+	 */
+	@Override
+	public OptionalLong lockKeyRow(JdbcOperations jdbc, String key, long waitMillis) {
+		long seconds = waitMillis / 1000;
+		if (seconds == 0) {
+			return lockKeyRowWith(jdbc, selectKeyRowSql() + " FOR UPDATE SKIP LOCKED", key);
+		}
+		Long previous = jdbc.queryForObject("SELECT @@SESSION.innodb_lock_wait_timeout", Long.class);
+		jdbc.update("SET SESSION innodb_lock_wait_timeout = " + seconds);
+		try {
+			return lockKeyRowWith(jdbc, selectKeyRowSql() + " FOR UPDATE", key);
+		}
+		finally {
+			jdbc.update("SET SESSION innodb_lock_wait_timeout = " + previous);
+		}
 	}
 
 	/** InnoDB's lock errors, and {@code NOWAIT} finding a row locked (3572). */

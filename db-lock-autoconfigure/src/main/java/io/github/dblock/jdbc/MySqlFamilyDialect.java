@@ -8,8 +8,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 import org.jspecify.annotations.Nullable;
 
@@ -132,6 +134,103 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 		return offset.offset();
 	}
 
+	@Override
+	protected String insertKeyRowSql() {
+		return "INSERT IGNORE INTO " + keyTable() + " (lock_key) VALUES (?)";
+	}
+
+	/**
+	 * {@code FOR UPDATE WAIT n} counts whole seconds (a fraction is cut to 0): the whole
+	 * seconds of the wait, and {@code SKIP LOCKED} below one second.
+	 */
+	@Override
+	public OptionalLong lockKeyRow(JdbcOperations jdbc, String key, long waitMillis) {
+		long seconds = waitMillis / 1000;
+		return lockKeyRowWith(jdbc,
+				selectKeyRowSql() + ((seconds == 0) ? " FOR UPDATE SKIP LOCKED" : " FOR UPDATE WAIT " + seconds), key);
+	}
+
+	/** ER_LOCK_WAIT_TIMEOUT: InnoDB rolls back the statement alone (unless innodb_rollback_on_timeout). */
+	@Override
+	protected boolean isLockWaitTimeout(Throwable failure) {
+		return hasErrorCode(failure, 1205);
+	}
+
+	/**
+	 * {@code wsrep_on} (Galera) or MySQL group replication in multi-primary mode: each node
+	 * gives its own named locks.
+	 */
+	@Override
+	public @Nullable String namedLocksUnavailable(JdbcOperations jdbc) {
+		String wsrep = variable(jdbc, "wsrep_on");
+		if ("ON".equalsIgnoreCase(wsrep)) {
+			return "this server is a node of a Galera cluster (wsrep_on=ON): GET_LOCK is local to each node, so "
+					+ "callers on different nodes would hold one named lock at once";
+		}
+		String singlePrimary = variable(jdbc, "group_replication_single_primary_mode");
+		if ("OFF".equalsIgnoreCase(singlePrimary) && groupReplicationRuns(jdbc)) {
+			return "this server is a member of a multi-primary group replication (group_replication_single_primary_mode"
+					+ "=OFF): GET_LOCK is local to each member, so callers on different members would hold one named "
+					+ "lock at once";
+		}
+		return null;
+	}
+
+	private static @Nullable String variable(JdbcOperations jdbc, String name) {
+		List<String> values = jdbc.query("SHOW VARIABLES LIKE ?", (rs, row) -> rs.getString(2), name);
+		return values.isEmpty() ? null : values.get(0);
+	}
+
+	private static boolean groupReplicationRuns(JdbcOperations jdbc) {
+		try {
+			Integer online = jdbc.queryForObject("SELECT COUNT(*) FROM performance_schema.replication_group_members "
+					+ "WHERE MEMBER_STATE = 'ONLINE'", Integer.class);
+			return online != null && online > 0;
+		}
+		catch (org.springframework.dao.DataAccessException ex) {
+			return false;
+		}
+	}
+
+	/** {@code GET_LOCK} with the wait in seconds (fractions are honoured by MariaDB, cut by MySQL). */
+	@Override
+	public boolean namedLock(JdbcOperations jdbc, String key, long waitMillis) {
+		Integer taken = jdbc.queryForObject("SELECT GET_LOCK(?, ?)", Integer.class, lockName(key),
+				java.math.BigDecimal.valueOf(waitMillis, 3));
+		return taken != null && taken == 1;
+	}
+
+	@Override
+	public boolean namedUnlock(JdbcOperations jdbc, String key) {
+		Integer released = jdbc.queryForObject("SELECT RELEASE_LOCK(?)", Integer.class, lockName(key));
+		return released != null && released == 1;
+	}
+
+	@Override
+	public long nextNamedToken(JdbcOperations jdbc, String key) {
+		jdbc.update("INSERT INTO " + keyTable() + " (lock_key, named_token) VALUES (?, 1) "
+				+ "ON DUPLICATE KEY UPDATE named_token = named_token + 1", key);
+		return Objects.requireNonNull(
+				jdbc.queryForObject("SELECT named_token FROM " + keyTable() + " WHERE lock_key = ?", Long.class, key));
+	}
+
+	/**
+	 * The name of a key's lock, which the server shares among all its databases and holds to
+	 * 64 characters: the lock table's name and the key, or, when longer, a SHA-256 digest of
+	 * them (two keys whose digests are equal would exclude each other, nothing worse).
+	 */
+	String lockName(String key) {
+		String name = table() + ":" + key;
+		if (name.length() <= MAX_LOCK_NAME) {
+			return name;
+		}
+		return "db-lock:" + java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(sha256(name));
+	}
+
+	/** The longest name GET_LOCK takes. */
+	private static final int MAX_LOCK_NAME = 64;
+
+
 	private record ClockOffset(Duration offset, long measuredAt) {
 	}
 
@@ -144,15 +243,6 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 	@Override
 	protected Instant readInstant(ResultSet rs, String column) throws SQLException {
 		return rs.getObject(column, LocalDateTime.class).toInstant(ZoneOffset.UTC);
-	}
-
-	private static boolean hasErrorCode(Throwable failure, int errorCode) {
-		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-			if (cause instanceof SQLException sql && sql.getErrorCode() == errorCode) {
-				return true;
-			}
-		}
-		return false;
 	}
 
 }

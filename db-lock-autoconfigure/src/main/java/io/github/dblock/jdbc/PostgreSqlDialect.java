@@ -1,11 +1,19 @@
 package io.github.dblock.jdbc;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Savepoint;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalLong;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcOperations;
 
 /**
@@ -69,6 +77,128 @@ public class PostgreSqlDialect extends SqlDialect {
 		}, parameters);
 		return ends;
 	}
+
+	@Override
+	protected String insertKeyRowSql() {
+		return "INSERT INTO " + keyTable() + " (lock_key) VALUES (?) ON CONFLICT (lock_key) DO NOTHING";
+	}
+
+	/**
+	 * An error aborts PostgreSQL's whole transaction, so the wait runs inside a savepoint:
+	 * {@code SET LOCAL lock_timeout} (milliseconds), {@code FOR UPDATE}, the setting put back;
+	 * on a timeout (or any failure) the savepoint is rolled back, which leaves the caller's
+	 * work before it and the setting as they were. Zero is {@code SKIP LOCKED}, which raises
+	 * no error.
+	 */
+	@Override
+	public OptionalLong lockKeyRow(JdbcOperations jdbc, String key, long waitMillis) {
+		if (waitMillis <= 0) {
+			return lockKeyRowWith(jdbc, selectKeyRowSql() + " FOR UPDATE SKIP LOCKED", key);
+		}
+		return Objects.requireNonNull(jdbc.execute((ConnectionCallback<OptionalLong>) (con) -> {
+			Savepoint savepoint = con.setSavepoint();
+			try {
+				String previous = setLockTimeout(con, waitMillis + "ms", true);
+				OptionalLong token = OptionalLong.empty();
+				try (PreparedStatement lock = con.prepareStatement(selectKeyRowSql() + " FOR UPDATE")) {
+					lock.setString(1, key);
+					try (ResultSet rs = lock.executeQuery()) {
+						if (rs.next()) {
+							token = OptionalLong.of(rs.getLong(1));
+						}
+					}
+				}
+				setLockTimeout(con, previous, true);
+				con.releaseSavepoint(savepoint);
+				return token;
+			}
+			catch (SQLException ex) {
+				con.rollback(savepoint);
+				if (LOCK_NOT_AVAILABLE.equals(ex.getSQLState())) {
+					return OptionalLong.empty();
+				}
+				throw ex;
+			}
+		}));
+	}
+
+	/** Sets {@code lock_timeout}, returning the value it had. */
+	private static String setLockTimeout(Connection con, String value, boolean local) throws SQLException {
+		try (PreparedStatement set = con
+			.prepareStatement("SELECT current_setting('lock_timeout'), set_config('lock_timeout', ?, ?)")) {
+			set.setString(1, value);
+			set.setBoolean(2, local);
+			try (ResultSet rs = set.executeQuery()) {
+				rs.next();
+				return rs.getString(1);
+			}
+		}
+	}
+
+	@Override
+	protected boolean isLockWaitTimeout(Throwable failure) {
+		return hasSqlState(failure, LOCK_NOT_AVAILABLE);
+	}
+
+	@Override
+	public @Nullable String namedLocksUnavailable(JdbcOperations jdbc) {
+		return null;
+	}
+
+	/**
+	 * {@code pg_try_advisory_lock} for no wait; else {@code pg_advisory_lock} under the
+	 * session's {@code lock_timeout} (milliseconds), put back after it.
+	 */
+	@Override
+	public boolean namedLock(JdbcOperations jdbc, String key, long waitMillis) {
+		long id = lockId(key);
+		if (waitMillis <= 0) {
+			return Boolean.TRUE.equals(jdbc.queryForObject("SELECT pg_try_advisory_lock(?)", Boolean.class, id));
+		}
+		return Boolean.TRUE.equals(jdbc.execute((ConnectionCallback<Boolean>) (con) -> {
+			String previous = setLockTimeout(con, waitMillis + "ms", false);
+			try (PreparedStatement lock = con.prepareStatement("SELECT pg_advisory_lock(?)")) {
+				lock.setLong(1, id);
+				lock.executeQuery().close();
+				return true;
+			}
+			catch (SQLException ex) {
+				if (LOCK_NOT_AVAILABLE.equals(ex.getSQLState())) {
+					return false;
+				}
+				throw ex;
+			}
+			finally {
+				setLockTimeout(con, previous, false);
+			}
+		}));
+	}
+
+	@Override
+	public boolean namedUnlock(JdbcOperations jdbc, String key) {
+		return Boolean.TRUE.equals(jdbc.queryForObject("SELECT pg_advisory_unlock(?)", Boolean.class, lockId(key)));
+	}
+
+	@Override
+	public long nextNamedToken(JdbcOperations jdbc, String key) {
+		return Objects.requireNonNull(jdbc.queryForObject("INSERT INTO " + keyTable() + " AS k (lock_key, named_token) "
+				+ "VALUES (?, 1) ON CONFLICT (lock_key) DO UPDATE SET named_token = k.named_token + 1 "
+				+ "RETURNING named_token", Long.class, key));
+	}
+
+	/**
+	 * The advisory lock's 64-bit id for a key: the first 8 bytes of the SHA-256 digest of the
+	 * lock table's name and the key. Two keys with one id would exclude each other, nothing
+	 * worse; with 64 bits, among a million keys in use the chance of any such pair is about
+	 * 3 in 100 million.
+	 */
+	long lockId(String key) {
+		return java.nio.ByteBuffer.wrap(sha256(table() + ":" + key)).getLong();
+	}
+
+	/** lock_not_available. */
+	private static final String LOCK_NOT_AVAILABLE = "55P03";
+
 
 	/** serialization_failure, deadlock_detected and lock_not_available. */
 	@Override

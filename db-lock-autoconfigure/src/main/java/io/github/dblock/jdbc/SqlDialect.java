@@ -11,10 +11,13 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.DataAccessException;
+import org.springframework.dao.DuplicateKeyException;
 import org.springframework.jdbc.core.JdbcOperations;
 
 /**
@@ -311,6 +314,198 @@ public abstract class SqlDialect {
 	 */
 	public int deleteExpired(JdbcOperations jdbc, int limit) {
 		return jdbc.update(this.deleteExpiredSql, limit);
+	}
+
+	/**
+	 * The table of the transaction and named modes: one row per key, which the transaction
+	 * mode locks and on which both count their fencing tokens. The lock table's name followed
+	 * by {@code _keys}.
+	 * @return the table's name
+	 */
+	public final String keyTable() {
+		return this.table + "_keys";
+	}
+
+	/**
+	 * Makes sure a key has its row in {@link #keyTable()}, on a connection in autocommit that
+	 * is not the caller's: its own short transaction, so that no caller's transaction ever
+	 * locks a gap where the row would go (the deadlock of {@code FOR UPDATE} on a missing
+	 * row). Reads first, so that a row that exists is never written, nor waited for while
+	 * another transaction has it locked.
+	 * @param jdbc runs the statements, each in autocommit
+	 * @param key the key
+	 */
+	public void ensureKeyRow(JdbcOperations jdbc, String key) {
+		if (!jdbc.queryForList("SELECT 1 FROM " + keyTable() + " WHERE lock_key = ?", Integer.class, key).isEmpty()) {
+			return;
+		}
+		try {
+			jdbc.update(insertKeyRowSql(), key);
+		}
+		catch (DuplicateKeyException ex) {
+			// inserted meanwhile by another caller
+		}
+	}
+
+	/**
+	 * The statement that inserts a key's row unless it exists, with the key as its parameter.
+	 * @return the SQL
+	 */
+	protected String insertKeyRowSql() {
+		return "INSERT INTO " + keyTable() + " (lock_key) VALUES (?)";
+	}
+
+	/**
+	 * Locks a key's row (which exists) in the transaction of the connection, waiting while
+	 * another transaction holds it, at most {@code waitMillis} and never longer (a database
+	 * that counts waits in whole seconds waits the whole seconds below it; zero is one look
+	 * with {@code SKIP LOCKED}, which raises no error). A lock-wait timeout rolls back only
+	 * the statement, never the caller's work before it.
+	 * @param jdbc runs the statements on the caller's transactional connection
+	 * @param key the key
+	 * @param waitMillis how long to wait at most; 0 for not at all
+	 * @return the row's transaction-mode token, or empty if another transaction holds it
+	 */
+	public OptionalLong lockKeyRow(JdbcOperations jdbc, String key, long waitMillis) {
+		String sql = selectKeyRowSql() + ((waitMillis <= 0) ? " FOR UPDATE SKIP LOCKED" : " FOR UPDATE WAIT "
+				+ java.math.BigDecimal.valueOf(waitMillis, 3).toPlainString());
+		return lockKeyRowWith(jdbc, sql, key);
+	}
+
+	/**
+	 * Runs a statement of {@link #lockKeyRow}: a lock-wait timeout is an empty result.
+	 * @param jdbc runs it
+	 * @param sql the statement, with the key as its parameter, returning the token
+	 * @param key the key
+	 * @return the token, or empty if the row stayed locked
+	 */
+	protected final OptionalLong lockKeyRowWith(JdbcOperations jdbc, String sql, String key) {
+		try {
+			List<Long> tokens = jdbc.queryForList(sql, Long.class, key);
+			return tokens.isEmpty() ? OptionalLong.empty() : OptionalLong.of(tokens.get(0));
+		}
+		catch (DataAccessException ex) {
+			if (isLockWaitTimeout(ex)) {
+				return OptionalLong.empty();
+			}
+			throw ex;
+		}
+	}
+
+	/**
+	 * The query of a key's row for {@link #lockKeyRow}, without its locking clause.
+	 * @return the SQL, with the key as its parameter
+	 */
+	protected final String selectKeyRowSql() {
+		return "SELECT token FROM " + keyTable() + " WHERE lock_key = ?";
+	}
+
+	/**
+	 * Whether a failure is a lock-wait timeout, which rolls back the statement alone.
+	 * @param failure the failure
+	 * @return whether it is one
+	 */
+	protected boolean isLockWaitTimeout(Throwable failure) {
+		return hasErrorCode(failure, 50200);
+	}
+
+	/**
+	 * Sets the transaction-mode token of a key whose row this transaction has locked.
+	 * @param jdbc runs the statement on the caller's transactional connection
+	 * @param key the key
+	 * @param token the new token
+	 */
+	public void setKeyRowToken(JdbcOperations jdbc, String key, long token) {
+		jdbc.update("UPDATE " + keyTable() + " SET token = ? WHERE lock_key = ?", token, key);
+	}
+
+	/**
+	 * Why named locks cannot be used on this database or server, if they cannot: none on
+	 * H2; on a multi-primary cluster a named lock is local to the node that gave it.
+	 * @param jdbc runs statements in autocommit
+	 * @return the reason, or {@code null} if they can
+	 */
+	public @Nullable String namedLocksUnavailable(JdbcOperations jdbc) {
+		return "named locks (GET_LOCK, pg_advisory_lock) are not available on " + this.name;
+	}
+
+	/**
+	 * Takes the server's named lock for a key on the connection (in autocommit), waiting at
+	 * most {@code waitMillis} (or the whole seconds below it, where the server counts
+	 * seconds).
+	 * @param jdbc runs the statements on the connection that will hold the lock
+	 * @param key the stored key
+	 * @param waitMillis how long to wait at most; 0 for not at all
+	 * @return whether it was taken
+	 */
+	public boolean namedLock(JdbcOperations jdbc, String key, long waitMillis) {
+		throw new UnsupportedOperationException(namedLocksUnavailable(jdbc));
+	}
+
+	/**
+	 * Releases the named lock of a key held by the connection.
+	 * @param jdbc runs the statement on the connection that holds the lock
+	 * @param key the stored key
+	 * @return whether the connection held it
+	 */
+	public boolean namedUnlock(JdbcOperations jdbc, String key) {
+		throw new UnsupportedOperationException(namedLocksUnavailable(jdbc));
+	}
+
+	/**
+	 * Counts a key's named-mode token one up and returns it; called while the named lock is
+	 * held, so that no other holder counts meanwhile.
+	 * @param jdbc runs the statements in autocommit
+	 * @param key the stored key
+	 * @return the new token
+	 */
+	public long nextNamedToken(JdbcOperations jdbc, String key) {
+		throw new UnsupportedOperationException(namedLocksUnavailable(jdbc));
+	}
+
+	/**
+	 * The SHA-256 digest of a text's UTF-8 bytes.
+	 * @param text the text
+	 * @return the digest
+	 */
+	protected static byte[] sha256(String text) {
+		try {
+			return java.security.MessageDigest.getInstance("SHA-256")
+				.digest(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+		}
+		catch (java.security.NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("Every Java platform has SHA-256", ex);
+		}
+	}
+
+	/**
+	 * Whether a failure, or one of its causes, is a driver exception with this vendor code.
+	 * @param failure the failure
+	 * @param errorCode the vendor's error code
+	 * @return whether it has it
+	 */
+	protected static boolean hasErrorCode(Throwable failure, int errorCode) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof SQLException sql && sql.getErrorCode() == errorCode) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Whether a failure, or one of its causes, is a driver exception with this SQLState.
+	 * @param failure the failure
+	 * @param sqlState the SQLState
+	 * @return whether it has it
+	 */
+	protected static boolean hasSqlState(Throwable failure, String sqlState) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof SQLException sql && sqlState.equals(sql.getSQLState())) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/**

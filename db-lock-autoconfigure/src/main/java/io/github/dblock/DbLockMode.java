@@ -1,0 +1,44 @@
+package io.github.dblock;
+
+/**
+ * How a lock is held in the database; {@link DbLock#mode()} and the {@link DbLockTemplate}
+ * methods that take a mode choose it. Locks of different modes never exclude each other,
+ * even on the same name and key.
+ */
+public enum DbLockMode {
+
+	/**
+	 * The default: a row in the lock table with a lease in the database's time, taken and
+	 * released by statements of its own outside the caller's transaction, renewed by a
+	 * watchdog while held. Survives a crash of its holder until the lease runs out; needs a
+	 * connection only for each statement. Released when the method returns, after the
+	 * caller's transaction commits (the advisor runs outside {@code @Transactional}).
+	 */
+	LEASE,
+
+	/**
+	 * A row lock ({@code SELECT ... FOR UPDATE}) on the key's row of the key table, taken on
+	 * the caller's own transactional connection and released by its commit or rollback: no
+	 * release statement, no lease, no watchdog. Needs an active Spring transaction on
+	 * db-lock's {@code DataSource} (the advisor runs inside {@code @Transactional}); a waiter
+	 * holds its transaction's connection while it waits. Freed at once when the holder's
+	 * connection or process dies (the server ends its transaction). Closing the handle ends
+	 * nothing: the transaction does. The fencing token is counted on the key's row, in the
+	 * same transaction, the first time it is read (one statement): tokens strictly increase
+	 * among transactions that commit; one that rolls back gives its token back.
+	 */
+	TRANSACTION,
+
+	/**
+	 * The database server's named lock: {@code GET_LOCK}/{@code RELEASE_LOCK} on MySQL and
+	 * MariaDB, {@code pg_try_advisory_lock}/{@code pg_advisory_unlock} on PostgreSQL, held by
+	 * a pooled connection from acquisition to release. Freed at once when that connection
+	 * or process dies; no lease, no watchdog, no rows written (the fastest mode). Threads of
+	 * one JVM queue for a key locally. Not available on H2, and refused on a multi-primary
+	 * cluster (Galera, group replication in multi-primary mode), whose nodes each give their
+	 * own named locks. The fencing token is counted on the key's row the first time it is
+	 * read (two statements on MySQL and MariaDB, one on PostgreSQL).
+	 */
+	NAMED
+
+}

@@ -1,0 +1,84 @@
+package io.github.dblock.autoconfigure;
+
+import java.util.List;
+import java.util.Optional;
+
+import io.github.dblock.DbLockMode;
+import io.github.dblock.aop.DbLockAdvisor;
+import io.github.dblock.core.LockEngine;
+
+import org.springframework.aop.Advisor;
+import org.springframework.aop.framework.Advised;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+
+/**
+ * Fails start-up where a mode of {@code @DbLock} cannot work as the application is set up:
+ * <ul>
+ * <li>{@code mode = NAMED} on a database without named locks (H2) or on a multi-primary
+ * cluster, where each node gives its own;</li>
+ * <li>{@code mode = TRANSACTION} on a bean whose advisors run it outside
+ * {@code @Transactional}, where it would find no transaction.</li>
+ * </ul>
+ */
+final class DbLockModeCheck implements SmartInitializingSingleton {
+
+	private final ConfigurableListableBeanFactory beanFactory;
+
+	DbLockModeCheck(ConfigurableListableBeanFactory beanFactory) {
+		this.beanFactory = beanFactory;
+	}
+
+	@Override
+	public void afterSingletonsInstantiated() {
+		checkNamed();
+		checkTransactionOrder();
+	}
+
+	private void checkNamed() {
+		List<String> named = DbLockGuard.lockedMethods(this.beanFactory, (lock) -> lock.mode() == DbLockMode.NAMED);
+		if (named.isEmpty()) {
+			return;
+		}
+		LockEngine engine = this.beanFactory.getBeanProvider(LockEngine.class).getIfAvailable();
+		if (engine == null) {
+			return;
+		}
+		Optional<String> unavailable = engine.namedLocksUnavailable();
+		if (unavailable.isPresent()) {
+			throw new DbLockConfigurationException("@DbLock(mode = NAMED) on " + named + " cannot work: "
+					+ unavailable.get() + ".", "Use mode = LEASE (the default) or TRANSACTION for these methods; both "
+							+ "keep their locks in tables, which every node of a cluster shares.");
+		}
+	}
+
+	private void checkTransactionOrder() {
+		for (Advised advised : this.beanFactory.getBeansOfType(Advised.class, false, false).values()) {
+			Advisor[] advisors = advised.getAdvisors();
+			int transaction = -1;
+			for (int i = 0; i < advisors.length; i++) {
+				if (DbLockOrderCheck.isTransactionAdvisor(advisors[i])) {
+					transaction = i;
+				}
+				else if (advisors[i] instanceof DbLockAdvisor lock && lock.isTransactionMode() && transaction < 0
+						&& hasLaterTransactionAdvisor(advisors, i)) {
+					throw new DbLockConfigurationException("@DbLock(mode = TRANSACTION) on "
+							+ advised.getTargetClass().getSimpleName() + " would run outside @Transactional (advisor "
+							+ "order " + lock.getOrder() + "), where it finds no transaction to lock in.",
+							"Give the transaction advisor a higher precedence, e.g. @EnableTransactionManagement(order "
+									+ "= 0), or set db-lock.transaction-mode-order above its order.");
+				}
+			}
+		}
+	}
+
+	private static boolean hasLaterTransactionAdvisor(Advisor[] advisors, int from) {
+		for (int i = from + 1; i < advisors.length; i++) {
+			if (DbLockOrderCheck.isTransactionAdvisor(advisors[i])) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+}

@@ -1,0 +1,392 @@
+package io.github.dblock.core;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+import io.github.dblock.DbLockException;
+import io.github.dblock.LockHandle;
+import io.github.dblock.jdbc.ConnectionLockRepository;
+import io.github.dblock.jdbc.ConnectionLockRepository.NamedLock;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.dao.DataAccessException;
+import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
+
+/**
+ * The named mode ({@link io.github.dblock.DbLockMode#NAMED}): the database server's named
+ * lock, held by a connection of its own from acquisition to release.
+ * <ul>
+ * <li>Threads of this JVM that want one key queue on a fair local permit, so that one of
+ * them at a time asks the server; a thread that holds a key takes it again with no
+ * statement.</li>
+ * <li>The server waits ({@code GET_LOCK}'s timeout, {@code lock_timeout}); where it counts
+ * whole seconds, the rest of the wait is looks that do not wait, with {@link Backoff}.</li>
+ * <li>Every second, the connection of each held lock is checked: one that no longer
+ * answers has lost its lock (the server frees a dead session's locks), which is then marked
+ * lost and logged at ERROR. Between two checks, a handle cannot know.</li>
+ * </ul>
+ */
+final class NamedMode implements AutoCloseable {
+
+	private static final Log logger = LogFactory.getLog(NamedMode.class);
+
+	/** How often the connections of held locks are checked. */
+	static final Duration CHECK_INTERVAL = Duration.ofSeconds(1);
+
+	private final ConnectionLockRepository repository;
+
+	private final Backoff backoff;
+
+	private final ConcurrentHashMap<String, LocalNamed> keys = new ConcurrentHashMap<>();
+
+	private final Set<NamedHold> held = ConcurrentHashMap.newKeySet();
+
+	private final ScheduledThreadPoolExecutor checker;
+
+	/** Why named locks cannot be used here: checked once, on first use. */
+	private volatile @Nullable Optional<String> unavailable;
+
+	private volatile boolean closed;
+
+	NamedMode(ConnectionLockRepository repository, Backoff backoff) {
+		this.repository = repository;
+		this.backoff = backoff;
+		CustomizableThreadFactory threads = new CustomizableThreadFactory("db-lock-named-check-");
+		threads.setDaemon(true);
+		this.checker = new ScheduledThreadPoolExecutor(1, threads);
+		this.checker.setRemoveOnCancelPolicy(true);
+		long interval = CHECK_INTERVAL.toNanos();
+		this.checker.scheduleWithFixedDelay(this::checkConnections, interval, interval, TimeUnit.NANOSECONDS);
+	}
+
+	/**
+	 * Takes a key's named lock.
+	 * @return the handle, or {@code null} if another session held it for the whole wait
+	 */
+	@Nullable LockHandle acquire(String key, Duration wait) throws InterruptedException {
+		checkAvailable(key);
+		long deadline = System.nanoTime() + wait.toNanos();
+		LocalNamed local = enter(key);
+		boolean kept = false;
+		try {
+			refuseIfClosed(key);
+			NamedHold current = local.hold;
+			if (current != null && current.thread == Thread.currentThread()) {
+				if (current.lostSince != null) {
+					throw new DbLockException("Named lock '" + key + "' is held by this thread, but its connection was "
+							+ "lost at " + current.lostSince + "; it cannot be taken again before it is released");
+				}
+				// the hold keeps its own use of the entry
+				return current.reenter();
+			}
+			if (!local.permit.tryAcquire(wait.toNanos(), TimeUnit.NANOSECONDS)) {
+				return null;
+			}
+			NamedLock lock;
+			try {
+				refuseIfClosed(key);
+				lock = take(key, deadline);
+			}
+			catch (InterruptedException | RuntimeException ex) {
+				local.permit.release();
+				throw ex;
+			}
+			if (lock == null) {
+				local.permit.release();
+				return null;
+			}
+			NamedHold hold = new NamedHold(key, local, lock);
+			local.hold = hold;
+			this.held.add(hold);
+			kept = true;
+			return hold.reenter();
+		}
+		finally {
+			if (!kept) {
+				exit(local);
+			}
+		}
+	}
+
+	private @Nullable NamedLock take(String key, long deadline) throws InterruptedException {
+		for (int attempt = 0;; attempt++) {
+			long remaining = Math.max(0, deadline - System.nanoTime());
+			NamedLock lock;
+			try {
+				lock = this.repository.tryNamedLock(key, Duration.ofNanos(remaining));
+			}
+			catch (DataAccessException ex) {
+				throw new DbLockException("Could not acquire named lock '" + key + "': the database failed ("
+						+ ex.getMessage() + ")", ex);
+			}
+			if (lock != null) {
+				return lock;
+			}
+			remaining = deadline - System.nanoTime();
+			if (remaining <= 0 || this.closed) {
+				return null;
+			}
+			LockSupport.parkNanos(this, Math.min(this.backoff.delayNanos(attempt), remaining));
+			if (Thread.interrupted()) {
+				throw new InterruptedException();
+			}
+		}
+	}
+
+	private void checkAvailable(String key) {
+		Optional<String> reason = this.unavailable;
+		if (reason == null) {
+			try {
+				reason = Optional.ofNullable(this.repository.namedLocksUnavailable());
+			}
+			catch (DataAccessException ex) {
+				throw new DbLockException("Could not acquire named lock '" + key + "': the database failed ("
+						+ ex.getMessage() + ")", ex);
+			}
+			this.unavailable = reason;
+		}
+		if (reason.isPresent()) {
+			throw new DbLockException("Could not acquire named lock '" + key + "': " + reason.get()
+					+ ". Use the lease mode (the default) instead");
+		}
+	}
+
+	/**
+	 * Why named locks cannot be used with this database, checked now.
+	 * @return the reason, or empty if they can
+	 */
+	Optional<String> unavailable() {
+		Optional<String> reason = Optional.ofNullable(this.repository.namedLocksUnavailable());
+		this.unavailable = reason;
+		return reason;
+	}
+
+	private void refuseIfClosed(String key) {
+		if (this.closed) {
+			throw new DbLockException("Could not acquire named lock '" + key + "': the lock engine is shut down");
+		}
+	}
+
+	private LocalNamed enter(String key) {
+		return this.keys.compute(key, (k, local) -> {
+			LocalNamed entered = (local != null) ? local : new LocalNamed(k);
+			entered.users++;
+			return entered;
+		});
+	}
+
+	private void exit(LocalNamed local) {
+		this.keys.computeIfPresent(local.key, (k, current) -> (--current.users == 0) ? null : current);
+	}
+
+	private void release(NamedHold hold) {
+		this.held.remove(hold);
+		hold.io.lock();
+		try {
+			if (!hold.lock.release() && hold.lostSince == null) {
+				hold.lost("its connection no longer held it when it was released");
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not release named lock '" + hold.key + "'; its connection was closed, which frees it", ex);
+		}
+		finally {
+			hold.io.unlock();
+			hold.done = true;
+			hold.local.hold = null;
+			hold.local.permit.release();
+			exit(hold.local);
+		}
+	}
+
+	/** Marks held locks whose connection no longer answers as lost. */
+	private void checkConnections() {
+		for (NamedHold hold : this.held) {
+			if (hold.lostSince == null && hold.io.tryLock()) {
+				try {
+					if (!hold.done && !hold.lock.isAlive()) {
+						hold.lost("its connection no longer answers, and the server frees a dead session's locks");
+					}
+				}
+				catch (RuntimeException ex) {
+					hold.lost("its connection could not be checked: " + ex.getMessage());
+				}
+				finally {
+					hold.io.unlock();
+				}
+			}
+		}
+	}
+
+	/**
+	 * Refuses new acquisitions, gives holders up to {@code grace} to release, then releases
+	 * what is still held (marked lost) and stops the checks.
+	 * @param grace how long holders may still work
+	 */
+	void shutdown(Duration grace) {
+		this.closed = true;
+		long deadline = System.nanoTime() + grace.toNanos();
+		while (!this.held.isEmpty() && System.nanoTime() - deadline < 0) {
+			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+		}
+		for (NamedHold hold : this.held) {
+			hold.lost("the application shut down while it was held; it is released");
+			release(hold);
+		}
+		this.checker.shutdownNow();
+	}
+
+	@Override
+	public void close() {
+		shutdown(Duration.ZERO);
+	}
+
+	/** The threads of this JVM that want one key. */
+	private static final class LocalNamed {
+
+		final String key;
+
+		/** One thread at a time asks the server or holds the lock; fair, so that they take turns. */
+		final Semaphore permit = new Semaphore(1, true);
+
+		/** Threads using this entry; guarded by the map. */
+		int users;
+
+		volatile @Nullable NamedHold hold;
+
+		LocalNamed(String key) {
+			this.key = key;
+		}
+
+	}
+
+	/** A named lock held by one thread, with its reentrant count and its token once drawn. */
+	private final class NamedHold {
+
+		final String key;
+
+		final LocalNamed local;
+
+		final NamedLock lock;
+
+		final Thread thread = Thread.currentThread();
+
+		/** One statement at a time on the holding connection. */
+		final ReentrantLock io = new ReentrantLock();
+
+		private final AtomicInteger count = new AtomicInteger();
+
+		private long token;
+
+		volatile @Nullable Instant lostSince;
+
+		volatile boolean done;
+
+		NamedHold(String key, LocalNamed local, NamedLock lock) {
+			this.key = key;
+			this.local = local;
+			this.lock = lock;
+		}
+
+		LockHandle reenter() {
+			this.count.incrementAndGet();
+			return new NamedHandle(this);
+		}
+
+		void countDown() {
+			if (this.count.decrementAndGet() == 0) {
+				release(this);
+			}
+		}
+
+		void lost(String why) {
+			if (this.lostSince == null) {
+				this.lostSince = Instant.now();
+				logger.error("Named lock '" + this.key + "' lost: " + why);
+			}
+		}
+
+		boolean isHeld() {
+			return !this.done && this.lostSince == null;
+		}
+
+		long token() {
+			this.io.lock();
+			try {
+				if (this.token == 0) {
+					if (!isHeld()) {
+						throw new DbLockException("Named lock '" + this.key + "' is no longer held; its fencing token "
+								+ "was not read while it was");
+					}
+					try {
+						this.token = this.lock.nextToken();
+					}
+					catch (DataAccessException ex) {
+						lost("its connection failed: " + ex.getMessage());
+						throw new DbLockException("Could not count the fencing token of named lock '" + this.key
+								+ "': its connection failed, so the server has freed the lock", ex);
+					}
+				}
+				return this.token;
+			}
+			finally {
+				this.io.unlock();
+			}
+		}
+
+	}
+
+	/** One acquisition's view of a named lock. */
+	private static final class NamedHandle extends ListedHandle {
+
+		private final NamedHold hold;
+
+		NamedHandle(NamedHold hold) {
+			this.hold = hold;
+		}
+
+		@Override
+		public String key() {
+			return this.hold.key;
+		}
+
+		@Override
+		public long fencingToken() {
+			return this.hold.token();
+		}
+
+		/** No lease: the lock lasts until released or until its connection ends. */
+		@Override
+		public Instant expiresAt() {
+			return Instant.MAX;
+		}
+
+		@Override
+		public boolean isHeld() {
+			return isOpen() && this.hold.isHeld();
+		}
+
+		@Override
+		public Optional<Instant> lostSince() {
+			return Optional.ofNullable(this.hold.lostSince);
+		}
+
+		@Override
+		void closed() {
+			this.hold.countDown();
+		}
+
+	}
+
+}

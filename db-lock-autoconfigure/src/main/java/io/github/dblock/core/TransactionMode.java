@@ -1,0 +1,219 @@
+package io.github.dblock.core;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.locks.LockSupport;
+
+import io.github.dblock.DbLockException;
+import io.github.dblock.LockHandle;
+import io.github.dblock.jdbc.ConnectionLockRepository;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.dao.DataAccessException;
+import org.springframework.transaction.IllegalTransactionStateException;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+/**
+ * The transaction mode ({@link io.github.dblock.DbLockMode#TRANSACTION}): a row lock on the
+ * key's row, taken on the caller's transactional connection and ended by its commit or
+ * rollback. A key taken again in the same transaction is the same hold, with no statement.
+ * Threads do not queue locally: each waits in the database, on its own transaction's
+ * connection. A wait the database counts in whole seconds is finished by looks that do not
+ * wait, with {@link Backoff}.
+ */
+final class TransactionMode {
+
+	private final ConnectionLockRepository repository;
+
+	private final Backoff backoff;
+
+	TransactionMode(ConnectionLockRepository repository, Backoff backoff) {
+		this.repository = repository;
+		this.backoff = backoff;
+	}
+
+	/**
+	 * Locks a key in the thread's transaction.
+	 * @return the handle, or {@code null} if another transaction held it for the whole wait
+	 */
+	@Nullable LockHandle acquire(String key, Duration wait) throws InterruptedException {
+		if (!TransactionSynchronizationManager.isSynchronizationActive()
+				|| !TransactionSynchronizationManager.isActualTransactionActive()) {
+			throw new DbLockException("Could not acquire lock '" + key + "' in the transaction mode: no Spring "
+					+ "transaction is active on this thread. Call it inside @Transactional (or a TransactionTemplate); "
+					+ "the lock is the transaction's and ends with its commit or rollback");
+		}
+		Holds holds = holds();
+		RowHold held = holds.byKey.get(key);
+		if (held != null) {
+			return held.handle();
+		}
+		long deadline = System.nanoTime() + wait.toNanos();
+		for (int attempt = 0;; attempt++) {
+			long remaining = Math.max(0, deadline - System.nanoTime());
+			OptionalLong token = lock(key, Duration.ofNanos(remaining));
+			if (token.isPresent()) {
+				RowHold hold = new RowHold(key, token.getAsLong(), holds);
+				holds.byKey.put(key, hold);
+				return hold.handle();
+			}
+			remaining = deadline - System.nanoTime();
+			if (remaining <= 0) {
+				return null;
+			}
+			LockSupport.parkNanos(this, Math.min(this.backoff.delayNanos(attempt), remaining));
+			if (Thread.interrupted()) {
+				throw new InterruptedException();
+			}
+		}
+	}
+
+	private OptionalLong lock(String key, Duration wait) {
+		try {
+			return this.repository.lockInTransaction(key, wait);
+		}
+		catch (IllegalTransactionStateException ex) {
+			throw new DbLockException("Could not acquire lock '" + key + "' in the transaction mode: "
+					+ ex.getMessage(), ex);
+		}
+		catch (DataAccessException ex) {
+			throw new DbLockException("Could not acquire lock '" + key + "' in the transaction mode: the database "
+					+ "failed (" + ex.getMessage() + ")", ex);
+		}
+	}
+
+	/** The current transaction's holds, bound to it on first use and ended with it. */
+	private Holds holds() {
+		Holds holds = (Holds) TransactionSynchronizationManager.getResource(this);
+		if (holds == null) {
+			holds = new Holds();
+			TransactionSynchronizationManager.bindResource(this, holds);
+			TransactionSynchronizationManager.registerSynchronization(new EndWithTransaction(this, holds));
+		}
+		return holds;
+	}
+
+	/** The keys one transaction holds. */
+	private static final class Holds {
+
+		final Map<String, RowHold> byKey = new HashMap<>();
+
+		volatile boolean ended;
+
+	}
+
+	/** Unbinds the holds when the transaction ends (or is suspended, to bind them again after). */
+	private record EndWithTransaction(TransactionMode mode, Holds holds) implements TransactionSynchronization {
+
+		@Override
+		public void suspend() {
+			TransactionSynchronizationManager.unbindResource(this.mode);
+		}
+
+		@Override
+		public void resume() {
+			TransactionSynchronizationManager.bindResource(this.mode, this.holds);
+		}
+
+		@Override
+		public void afterCompletion(int status) {
+			this.holds.ended = true;
+			TransactionSynchronizationManager.unbindResourceIfPossible(this.mode);
+		}
+
+	}
+
+	/** A key's row locked by one transaction, and its token once drawn. */
+	private final class RowHold {
+
+		final String key;
+
+		/** The row's token before this transaction. */
+		private final long base;
+
+		private final Holds holds;
+
+		private long token;
+
+		RowHold(String key, long base, Holds holds) {
+			this.key = key;
+			this.base = base;
+			this.holds = holds;
+		}
+
+		LockHandle handle() {
+			return new RowHandle(this);
+		}
+
+		boolean isHeld() {
+			return !this.holds.ended;
+		}
+
+		synchronized long token() {
+			if (this.token == 0) {
+				if (this.holds.ended) {
+					throw new DbLockException("The fencing token of lock '" + this.key + "' was not read while its "
+							+ "transaction ran; it ended with the transaction");
+				}
+				try {
+					TransactionMode.this.repository.setTransactionToken(this.key, this.base + 1);
+				}
+				catch (DataAccessException | IllegalTransactionStateException ex) {
+					throw new DbLockException("Could not count the fencing token of lock '" + this.key
+							+ "' in its transaction: " + ex.getMessage(), ex);
+				}
+				this.token = this.base + 1;
+			}
+			return this.token;
+		}
+
+	}
+
+	/** One acquisition's view of a row lock. */
+	private static final class RowHandle extends ListedHandle {
+
+		private final RowHold hold;
+
+		RowHandle(RowHold hold) {
+			this.hold = hold;
+		}
+
+		@Override
+		public String key() {
+			return this.hold.key;
+		}
+
+		@Override
+		public long fencingToken() {
+			return this.hold.token();
+		}
+
+		/** No lease: the row lock lasts as long as the transaction. */
+		@Override
+		public Instant expiresAt() {
+			return Instant.MAX;
+		}
+
+		@Override
+		public boolean isHeld() {
+			return isOpen() && this.hold.isHeld();
+		}
+
+		@Override
+		public Optional<Instant> lostSince() {
+			return Optional.empty();
+		}
+
+		@Override
+		void closed() {
+			// the transaction's commit or rollback ends the lock
+		}
+
+	}
+
+}

@@ -1,0 +1,80 @@
+package io.github.dblock.jdbc;
+
+import java.time.Duration;
+import java.util.OptionalLong;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Storage of the connection-bound lock modes: the transaction mode's row locks, taken on
+ * the caller's transactional connection and ended by its commit or rollback, and the named
+ * mode's server locks ({@code GET_LOCK}, advisory locks), held by a connection of their own
+ * until released or until the connection ends.
+ */
+public interface ConnectionLockRepository {
+
+	/**
+	 * Locks a key's row in the thread's current transaction, on its connection, creating
+	 * the row first if needed (in a short transaction of its own). A wait that runs out rolls
+	 * back nothing of the caller's.
+	 * @param key the stored key
+	 * @param wait how long to wait at most while another transaction holds the row; zero for
+	 * one look (a database that counts whole seconds waits the whole seconds below it)
+	 * @return the row's token before this transaction, or empty if the row stayed locked
+	 * @throws org.springframework.dao.DataAccessException if the database failed
+	 */
+	OptionalLong lockInTransaction(String key, Duration wait);
+
+	/**
+	 * Sets the transaction-mode token of a key whose row the thread's transaction holds.
+	 * @param key the stored key
+	 * @param token the new token
+	 */
+	void setTransactionToken(String key, long token);
+
+	/**
+	 * Takes a key's named lock on a connection of its own, which then holds it.
+	 * @param key the stored key
+	 * @param wait how long to wait at most; zero for one attempt
+	 * @return the lock, or {@code null} if another session holds it past the wait
+	 * @throws org.springframework.dao.DataAccessException if the database failed
+	 * @throws UnsupportedOperationException if the database has no named locks
+	 */
+	@Nullable NamedLock tryNamedLock(String key, Duration wait);
+
+	/**
+	 * Why named locks cannot be used here, if they cannot: the database has none (H2), or it
+	 * is a multi-primary cluster whose nodes each give their own.
+	 * @return the reason, or {@code null} if they can be used
+	 */
+	@Nullable String namedLocksUnavailable();
+
+	/**
+	 * A named lock held by a connection of its own.
+	 */
+	interface NamedLock {
+
+		/**
+		 * Counts the key's named-mode token one up, on the holding connection, and returns it.
+		 * @return the new token
+		 * @throws org.springframework.dao.DataAccessException if the connection failed (the
+		 * server has then freed the lock)
+		 */
+		long nextToken();
+
+		/**
+		 * Whether the holding connection still answers, within the statement timeout.
+		 * @return whether it does
+		 */
+		boolean isAlive();
+
+		/**
+		 * Releases the lock and gives the connection back to the pool; a connection that
+		 * failed is closed (the server frees its locks).
+		 * @return whether the connection still held the lock
+		 */
+		boolean release();
+
+	}
+
+}
