@@ -127,17 +127,23 @@ public final class DbLockAutoConfiguration {
 	@ConditionalOnMissingBean
 	LockRepository dbLockRepository(LockDataSource lockDataSource, SqlDialect dialect, DbLockProperties properties,
 			ObjectProvider<DbLockConnectionPool> pool) {
-		DataSource dataSource = lockDataSource.dataSource();
-		Duration statementTimeout = properties.getStatementTimeout();
-		DbLockConnectionPool own = pool.getIfAvailable();
-		return new JdbcLockRepository((own != null) ? own.dataSource() : dataSource, dialect, statementTimeout);
+		return jdbcLockRepository(lockDataSource, dialect, properties, pool);
 	}
 
+	private static JdbcLockRepository jdbcLockRepository(LockDataSource lockDataSource, SqlDialect dialect,
+			DbLockProperties properties, ObjectProvider<DbLockConnectionPool> pool) {
+		DbLockConnectionPool own = pool.getIfAvailable();
+		return new JdbcLockRepository((own != null) ? own.dataSource() : lockDataSource.dataSource(), dialect,
+				properties.getStatementTimeout());
+	}
+
+	/** The transaction and named modes' storage, on the lease repository's connections and settings. */
 	@Bean
 	@ConditionalOnMissingBean
-	@ConditionalOnBean(JdbcLockRepository.class)
-	ConnectionLockRepository dbLockConnectionLockRepository(LockRepository repository, LockDataSource lockDataSource) {
-		return new JdbcConnectionLockRepository((JdbcLockRepository) repository, lockDataSource.dataSource());
+	ConnectionLockRepository dbLockConnectionLockRepository(LockDataSource lockDataSource, SqlDialect dialect,
+			DbLockProperties properties, ObjectProvider<DbLockConnectionPool> pool) {
+		return new JdbcConnectionLockRepository(jdbcLockRepository(lockDataSource, dialect, properties, pool),
+				lockDataSource.dataSource());
 	}
 
 	@Bean
