@@ -2,6 +2,7 @@ package io.github.dblock.autoconfigure;
 
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Function;
 
 import io.github.dblock.DbLockMode;
 import io.github.dblock.aop.DbLockAdvisor;
@@ -16,7 +17,8 @@ import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
  * Fails start-up where a mode of {@code @DbLock} cannot work as the application is set up:
  * <ul>
  * <li>{@code mode = NAMED} on a database without named locks (H2) or on a multi-primary
- * cluster, where each node gives its own;</li>
+ * cluster, where each node gives its own, and {@code mode = TRANSACTION} on such a
+ * cluster, where each node locks rows on its own until commit;</li>
  * <li>{@code mode = TRANSACTION} on a bean whose advisors run it outside
  * {@code @Transactional}, where it would find no transaction.</li>
  * </ul>
@@ -31,24 +33,25 @@ final class DbLockModeCheck implements SmartInitializingSingleton {
 
 	@Override
 	public void afterSingletonsInstantiated() {
-		checkNamed();
+		checkAvailable(DbLockMode.NAMED, LockEngine::namedLocksUnavailable);
+		checkAvailable(DbLockMode.TRANSACTION, LockEngine::transactionLocksUnavailable);
 		checkTransactionOrder();
 	}
 
-	private void checkNamed() {
-		List<String> named = DbLockGuard.lockedMethods(this.beanFactory, (lock) -> lock.mode() == DbLockMode.NAMED);
-		if (named.isEmpty()) {
+	private void checkAvailable(DbLockMode mode, Function<LockEngine, Optional<String>> unavailable) {
+		List<String> methods = DbLockGuard.lockedMethods(this.beanFactory, (lock) -> lock.mode() == mode);
+		if (methods.isEmpty()) {
 			return;
 		}
 		LockEngine engine = this.beanFactory.getBeanProvider(LockEngine.class).getIfAvailable();
 		if (engine == null) {
 			return;
 		}
-		Optional<String> unavailable = engine.namedLocksUnavailable();
-		if (unavailable.isPresent()) {
-			throw new DbLockConfigurationException("@DbLock(mode = NAMED) on " + named + " cannot work: "
-					+ unavailable.get() + ".", "Use mode = LEASE (the default) or TRANSACTION for these methods; both "
-							+ "keep their locks in tables, which every node of a cluster shares.");
+		Optional<String> reason = unavailable.apply(engine);
+		if (reason.isPresent()) {
+			throw new DbLockConfigurationException("@DbLock(mode = " + mode + ") on " + methods + " cannot work: "
+					+ reason.get() + ".", "Use mode = LEASE (the default) for these methods: its leases are rows "
+							+ "written with autocommit, which the nodes of a cluster certify before they commit.");
 		}
 	}
 

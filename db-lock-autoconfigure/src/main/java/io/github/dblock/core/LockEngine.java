@@ -123,6 +123,16 @@ public final class LockEngine implements AutoCloseable {
 	}
 
 	/**
+	 * Why the transaction mode cannot be used with this database, checked now: for a check
+	 * at start-up.
+	 * @return the reason, or empty if it can
+	 */
+	public Optional<String> transactionLocksUnavailable() {
+		return (this.transactions != null) ? this.transactions.unavailable()
+				: Optional.of("the engine has no row-lock storage");
+	}
+
+	/**
 	 * Acquires a key, waiting up to the request's wait while another owner holds it.
 	 * @param request what to acquire
 	 * @return the handle, to be closed to release

@@ -54,14 +54,14 @@ final class NamedMode implements AutoCloseable {
 
 	private final ScheduledThreadPoolExecutor checker;
 
-	/** Why named locks cannot be used here: checked once, on first use. */
-	private volatile @Nullable Optional<String> unavailable;
+	private final Availability availability;
 
 	private volatile boolean closed;
 
 	NamedMode(ConnectionLockRepository repository, Backoff backoff) {
 		this.repository = repository;
 		this.backoff = backoff;
+		this.availability = new Availability("named", repository::namedLocksUnavailable);
 		CustomizableThreadFactory threads = new CustomizableThreadFactory("db-lock-named-check-");
 		threads.setDaemon(true);
 		this.checker = new ScheduledThreadPoolExecutor(1, threads);
@@ -75,7 +75,7 @@ final class NamedMode implements AutoCloseable {
 	 * @return the handle, or {@code null} if another session held it for the whole wait
 	 */
 	@Nullable LockHandle acquire(String key, Duration wait) throws InterruptedException {
-		checkAvailable(key);
+		this.availability.check(key);
 		long deadline = System.nanoTime() + wait.toNanos();
 		LocalNamed local = enter(key);
 		boolean kept = false;
@@ -144,32 +144,12 @@ final class NamedMode implements AutoCloseable {
 		}
 	}
 
-	private void checkAvailable(String key) {
-		Optional<String> reason = this.unavailable;
-		if (reason == null) {
-			try {
-				reason = Optional.ofNullable(this.repository.namedLocksUnavailable());
-			}
-			catch (DataAccessException ex) {
-				throw new DbLockException("Could not acquire named lock '" + key + "': the database failed ("
-						+ ex.getMessage() + ")", ex);
-			}
-			this.unavailable = reason;
-		}
-		if (reason.isPresent()) {
-			throw new DbLockException("Could not acquire named lock '" + key + "': " + reason.get()
-					+ ". Use the lease mode (the default) instead");
-		}
-	}
-
 	/**
 	 * Why named locks cannot be used with this database, checked now.
 	 * @return the reason, or empty if they can
 	 */
 	Optional<String> unavailable() {
-		Optional<String> reason = Optional.ofNullable(this.repository.namedLocksUnavailable());
-		this.unavailable = reason;
-		return reason;
+		return this.availability.now();
 	}
 
 	private void refuseIfClosed(String key) {

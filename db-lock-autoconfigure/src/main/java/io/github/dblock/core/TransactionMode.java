@@ -32,9 +32,20 @@ final class TransactionMode {
 
 	private final Backoff backoff;
 
+	private final Availability availability;
+
 	TransactionMode(ConnectionLockRepository repository, Backoff backoff) {
 		this.repository = repository;
 		this.backoff = backoff;
+		this.availability = new Availability("transaction", repository::transactionLocksUnavailable);
+	}
+
+	/**
+	 * Why row locks cannot be used with this database, checked now.
+	 * @return the reason, or empty if they can
+	 */
+	Optional<String> unavailable() {
+		return this.availability.now();
 	}
 
 	/**
@@ -48,6 +59,7 @@ final class TransactionMode {
 					+ "transaction is active on this thread. Call it inside @Transactional (or a TransactionTemplate); "
 					+ "the lock is the transaction's and ends with its commit or rollback");
 		}
+		this.availability.check(key);
 		Holds holds = holds();
 		RowHold held = holds.byKey.get(key);
 		if (held != null) {

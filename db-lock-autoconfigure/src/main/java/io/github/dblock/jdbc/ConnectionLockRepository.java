@@ -50,6 +50,13 @@ public interface ConnectionLockRepository {
 	@Nullable String namedLocksUnavailable();
 
 	/**
+	 * Why the transaction mode cannot be used here, if it cannot: the database is a
+	 * multi-primary cluster, whose nodes lock rows each on their own until commit.
+	 * @return the reason, or {@code null} if it can be used
+	 */
+	@Nullable String transactionLocksUnavailable();
+
+	/**
 	 * A named lock held by a connection of its own.
 	 */
 	interface NamedLock {

@@ -132,6 +132,14 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 			.orElse(null);
 	}
 
+	@Override
+	public @Nullable String transactionLocksUnavailable() {
+		return this.leases.onOwnConnection((jdbc) -> Optional.ofNullable(this.dialect.multiPrimaryCluster(jdbc)))
+			.map((cluster) -> cluster + ", whose nodes each lock rows on their own until a transaction commits: "
+					+ "callers on different nodes would hold one key at once")
+			.orElse(null);
+	}
+
 	private <T> T on(Connection connection, long waitMillis, Function<JdbcOperations, T> statements) {
 		try {
 			return this.leases.onConnection(connection, true, waitMillis, statements);

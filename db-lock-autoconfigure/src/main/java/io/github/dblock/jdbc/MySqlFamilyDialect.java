@@ -158,22 +158,25 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 
 	/**
 	 * {@code wsrep_on} (Galera) or MySQL group replication in multi-primary mode: each node
-	 * gives its own named locks.
+	 * gives its own named locks and row locks.
 	 */
 	@Override
-	public @Nullable String namedLocksUnavailable(JdbcOperations jdbc) {
-		String wsrep = variable(jdbc, "wsrep_on");
-		if ("ON".equalsIgnoreCase(wsrep)) {
-			return "this server is a node of a Galera cluster (wsrep_on=ON): GET_LOCK is local to each node, so "
-					+ "callers on different nodes would hold one named lock at once";
+	public @Nullable String multiPrimaryCluster(JdbcOperations jdbc) {
+		if ("ON".equalsIgnoreCase(variable(jdbc, "wsrep_on"))) {
+			return "this server is a node of a Galera cluster (wsrep_on=ON)";
 		}
-		String singlePrimary = variable(jdbc, "group_replication_single_primary_mode");
-		if ("OFF".equalsIgnoreCase(singlePrimary) && groupReplicationRuns(jdbc)) {
-			return "this server is a member of a multi-primary group replication (group_replication_single_primary_mode"
-					+ "=OFF): GET_LOCK is local to each member, so callers on different members would hold one named "
-					+ "lock at once";
+		if ("OFF".equalsIgnoreCase(variable(jdbc, "group_replication_single_primary_mode")) && groupReplicationRuns(jdbc)) {
+			return "this server is a member of a multi-primary group replication "
+					+ "(group_replication_single_primary_mode=OFF)";
 		}
 		return null;
+	}
+
+	@Override
+	public @Nullable String namedLocksUnavailable(JdbcOperations jdbc) {
+		String cluster = multiPrimaryCluster(jdbc);
+		return (cluster != null) ? cluster + ", whose nodes each give their own GET_LOCK: callers on different nodes "
+				+ "would hold one named lock at once" : null;
 	}
 
 	private static @Nullable String variable(JdbcOperations jdbc, String name) {

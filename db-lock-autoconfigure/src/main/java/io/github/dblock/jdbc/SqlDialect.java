@@ -420,6 +420,18 @@ public abstract class SqlDialect {
 	}
 
 	/**
+	 * What makes this server a node of a multi-primary cluster, if it is one: there, a row
+	 * lock or a named lock is local to the node that gave it (the nodes reconcile writes only
+	 * at commit), so the transaction and named modes would let callers on different nodes
+	 * in at once.
+	 * @param jdbc runs statements in autocommit
+	 * @return what shows it, or {@code null} if it is not one
+	 */
+	public @Nullable String multiPrimaryCluster(JdbcOperations jdbc) {
+		return null;
+	}
+
+	/**
 	 * Why named locks cannot be used on this database or server, if they cannot: none on
 	 * H2; on a multi-primary cluster a named lock is local to the node that gave it.
 	 * @param jdbc runs statements in autocommit

@@ -9,6 +9,7 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -36,11 +37,16 @@ public final class OwnMariaDb implements OwnServer {
 
 	private final int port;
 
+	private static final Path GALERA = Path.of("/usr/lib/galera/libgalera_smm.so");
+
+	private final List<String> options;
+
 	private Process process;
 
-	private OwnMariaDb(Path directory, int port) {
+	private OwnMariaDb(Path directory, int port, List<String> options) {
 		this.directory = directory;
 		this.port = port;
+		this.options = options;
 	}
 
 	/**
@@ -50,10 +56,30 @@ public final class OwnMariaDb implements OwnServer {
 	 * @throws Exception if it cannot be started within a minute
 	 */
 	public static OwnMariaDb start() throws Exception {
+		return start(List.of());
+	}
+
+	/**
+	 * Starts a server that is the one node of a Galera cluster it bootstraps
+	 * ({@code wsrep_on=ON}), with a database {@code test}. Skips the test where Galera
+	 * ({@code galera-4}) is not installed.
+	 * @return the running server
+	 * @throws Exception if it cannot be started within a minute
+	 */
+	public static OwnMariaDb startGaleraNode() throws Exception {
+		Assumptions.assumeTrue(Files.isReadable(GALERA), "Galera not installed: " + GALERA);
+		int replicationPort = freePort();
+		return start(List.of("--wsrep-on=ON", "--wsrep-provider=" + GALERA, "--wsrep-cluster-address=gcomm://",
+				"--binlog-format=ROW", "--innodb-autoinc-lock-mode=2", "--wsrep-node-address=127.0.0.1",
+				"--wsrep-provider-options=gmcast.listen_addr=tcp://127.0.0.1:" + replicationPort + ";base_port="
+						+ freePort()));
+	}
+
+	private static OwnMariaDb start(List<String> options) throws Exception {
 		Assumptions.assumeTrue(Files.isExecutable(SERVER) && Files.isExecutable(INSTALL),
 				"MariaDB binaries not installed: " + SERVER + ", " + INSTALL);
 		Path directory = Files.createTempDirectory(Path.of("target").toAbsolutePath(), "own-mariadb-");
-		OwnMariaDb server = new OwnMariaDb(directory, freePort());
+		OwnMariaDb server = new OwnMariaDb(directory, freePort(), options);
 		server.run(List.of(INSTALL.toString(), "--no-defaults", "--datadir=" + server.dataDirectory(),
 				"--auth-root-authentication-method=normal", "--skip-test-db", "--user=root"));
 		server.startServer();
@@ -107,11 +133,13 @@ public final class OwnMariaDb implements OwnServer {
 	}
 
 	private void startServer() throws Exception {
-		this.process = new ProcessBuilder(SERVER.toString(), "--no-defaults", "--datadir=" + dataDirectory(),
-				"--port=" + this.port, "--bind-address=127.0.0.1", "--socket=" + this.directory.resolve("socket"),
-				"--pid-file=" + this.directory.resolve("pid"), "--user=root", "--innodb-buffer-pool-size=32M",
-				"--max-connections=200", "--skip-log-bin", "--log-error=" + this.directory.resolve("error.log"))
-			.redirectErrorStream(true)
+		List<String> command = new ArrayList<>(List.of(SERVER.toString(), "--no-defaults",
+				"--datadir=" + dataDirectory(), "--port=" + this.port, "--bind-address=127.0.0.1",
+				"--socket=" + this.directory.resolve("socket"), "--pid-file=" + this.directory.resolve("pid"),
+				"--user=root", "--innodb-buffer-pool-size=32M", "--max-connections=200", "--skip-log-bin",
+				"--log-error=" + this.directory.resolve("error.log")));
+		command.addAll(this.options);
+		this.process = new ProcessBuilder(command).redirectErrorStream(true)
 			.redirectOutput(this.directory.resolve("server.out").toFile())
 			.start();
 		long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
