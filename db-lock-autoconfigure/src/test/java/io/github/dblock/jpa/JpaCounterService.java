@@ -3,6 +3,7 @@ package io.github.dblock.jpa;
 import java.util.concurrent.Callable;
 
 import io.github.dblock.DbLock;
+import io.github.dblock.DbLockMode;
 import io.github.dblock.DbLockTemplate;
 
 import org.springframework.stereotype.Service;
@@ -29,6 +30,16 @@ public class JpaCounterService {
 	@DbLock(key = "'jpa-counter-' + #id", waitMs = 120_000)
 	@Transactional
 	public void increment(long id) {
+		this.counters.findById(id).orElseThrow().increment();
+	}
+
+	/**
+	 * The same increment under a lock of the transaction mode: a row lock taken on the JPA
+	 * transaction's own connection, ended by its commit.
+	 */
+	@Transactional
+	@DbLock(mode = DbLockMode.TRANSACTION, key = "'jpa-row-' + #id", waitMs = 120_000)
+	public void incrementUnderRowLock(long id) {
 		this.counters.findById(id).orElseThrow().increment();
 	}
 

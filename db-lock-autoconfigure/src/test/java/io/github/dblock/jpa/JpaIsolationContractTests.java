@@ -1,12 +1,16 @@
 package io.github.dblock.jpa;
 
+import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import io.github.dblock.DbLockMode;
 import io.github.dblock.DbLockTemplate;
 import io.github.dblock.LockHandle;
 import io.github.dblock.nodes.NodeSupport;
+import io.github.dblock.testsupport.Concurrently;
 import io.github.dblock.testsupport.TestDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -16,8 +20,10 @@ import org.junit.jupiter.api.TestInstance;
 
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.support.JdbcTransactionManager;
 import org.springframework.orm.jpa.JpaTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
@@ -48,6 +54,9 @@ abstract class JpaIsolationContractTests {
 	/** Another pool on the same database: what another node sees. */
 	private JdbcTemplate elsewhere;
 
+	/** Transactions on the other data source. */
+	private TransactionTemplate elsewhereInTransaction;
+
 	protected abstract TestDatabase database();
 
 	@BeforeAll
@@ -58,6 +67,8 @@ abstract class JpaIsolationContractTests {
 		this.service = this.context.getBean(JpaCounterService.class);
 		this.locks = this.context.getBean(DbLockTemplate.class);
 		this.elsewhere = new JdbcTemplate(database().dataSource(2));
+		this.elsewhereInTransaction = new TransactionTemplate(
+				new JdbcTransactionManager(this.elsewhere.getDataSource()));
 	}
 
 	@AfterAll
@@ -118,6 +129,35 @@ abstract class JpaIsolationContractTests {
 		});
 		assertThat(seenBeforeCommit).isEqualTo(1);
 		assertThat(lockRows("jpa-after-commit")).isZero();
+	}
+
+	@Test
+	void theTransactionModeLocksOnTheJpaTransactionsConnectionUntilItsCommit() throws Exception {
+		boolean lockedForOthers = this.service.inTransaction(() -> {
+			LockHandle handle = this.locks.acquire(DbLockMode.TRANSACTION, "jpa-row-lock", Duration.ZERO);
+			assertThat(handle.isHeld()).isTrue();
+			// another thread, another connection, another transaction: it finds the row locked
+			return CompletableFuture.supplyAsync(() -> this.elsewhereInTransaction
+				.execute((status) -> this.elsewhere.queryForList("SELECT token FROM " + TestDatabase.TABLE
+						+ "_keys WHERE lock_key = ? FOR UPDATE SKIP LOCKED", Long.class, "jpa-row-lock")
+					.isEmpty()))
+				.get(30, TimeUnit.SECONDS);
+		});
+		assertThat(lockedForOthers).isTrue();
+		List<Long> freeAfterCommit = this.elsewhereInTransaction.execute((status) -> this.elsewhere
+			.queryForList("SELECT token FROM " + TestDatabase.TABLE + "_keys WHERE lock_key = ? FOR UPDATE SKIP LOCKED",
+					Long.class, "jpa-row-lock"));
+		assertThat(freeAfterCommit).hasSize(1);
+	}
+
+	@Test
+	void threadsUnderLocksOfTheTransactionModeKeepAnExactCount() throws Exception {
+		Concurrently.run(THREADS, (thread) -> {
+			for (int i = 0; i < INCREMENTS; i++) {
+				this.service.incrementUnderRowLock(1);
+			}
+		});
+		assertThat(counter()).isEqualTo((long) THREADS * INCREMENTS);
 	}
 
 	@Test
