@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 
 import io.github.dblock.DbLockException;
 import io.github.dblock.LockHandle;
@@ -150,6 +151,8 @@ final class TransactionMode {
 
 		private final Holds holds;
 
+		private final ReentrantLock io = new ReentrantLock();
+
 		private long token;
 
 		RowHold(String key, long base, Holds holds) {
@@ -166,7 +169,18 @@ final class TransactionMode {
 			return !this.holds.ended;
 		}
 
-		synchronized long token() {
+		long token() {
+			// a lock, not a monitor: no virtual thread is pinned across the statement
+			this.io.lock();
+			try {
+				return drawToken();
+			}
+			finally {
+				this.io.unlock();
+			}
+		}
+
+		private long drawToken() {
 			if (this.token == 0) {
 				if (this.holds.ended) {
 					throw new DbLockException("The fencing token of lock '" + this.key + "' was not read while its "
