@@ -3,7 +3,11 @@ package io.github.dblock.nodes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -85,7 +89,7 @@ abstract class ConnectionModesProcessesContractTests {
 	void threadsOfTwoProcessesNeverHoldAKeyTogether(DbLockMode mode) throws Exception {
 		try (HikariDataSource dataSource = database().dataSource(2)) {
 			JdbcTemplate jdbc = prepareTables(dataSource);
-			String key = "modes-counter-" + mode.name().toLowerCase(java.util.Locale.ROOT);
+			String key = "modes-counter-" + mode.name().toLowerCase(Locale.ROOT);
 			long start = System.nanoTime();
 			for (Map<String, String> node : NodeSupport.run(PROCESSES, ModeCounterNode.class, database().connection(),
 					(node) -> new Object[] { mode, key, THREADS, INCREMENTS })) {
@@ -106,7 +110,7 @@ abstract class ConnectionModesProcessesContractTests {
 	@ParameterizedTest
 	@EnumSource(DbLockMode.class)
 	void aKilledHoldersKeyIsTakenByAWaiter(DbLockMode mode) throws Exception {
-		String key = "modes-killed-" + mode.name().toLowerCase(java.util.Locale.ROOT);
+		String key = "modes-killed-" + mode.name().toLowerCase(Locale.ROOT);
 		String signal = "holding-" + mode;
 		try (HikariDataSource dataSource = database().dataSource(4); LockEngine engine = ModeNodes.engine(dataSource)) {
 			JdbcTemplate jdbc = prepareTables(dataSource);
@@ -188,7 +192,7 @@ abstract class ConnectionModesProcessesContractTests {
 			config.setPassword(settings.password());
 			config.setMaximumPoolSize(SMALL_POOL);
 			config.setConnectionTimeout(SMALL_POOL_CONNECTION_TIMEOUT.toMillis());
-			config.setPoolName("small-" + database().name().toLowerCase(java.util.Locale.ROOT));
+			config.setPoolName("small-" + database().name().toLowerCase(Locale.ROOT));
 			try (HikariDataSource dataSource = new HikariDataSource(config);
 					DbLockConnectionPool own = ownPool
 							? new DbLockConnectionPool(dataSource, 2, SMALL_POOL_CONNECTION_TIMEOUT) : null) {
@@ -285,7 +289,7 @@ abstract class ConnectionModesProcessesContractTests {
 
 		final AtomicLong longestCallNanos = new AtomicLong();
 
-		final java.util.Set<String> failures = java.util.concurrent.ConcurrentHashMap.newKeySet();
+		final Set<String> failures = ConcurrentHashMap.newKeySet();
 
 		long counter;
 
@@ -317,7 +321,7 @@ abstract class ConnectionModesProcessesContractTests {
 
 	/** Runs an action in a transaction in the transaction mode, in none otherwise. */
 	private static <T> T inMode(DbLockMode mode, TransactionTemplate transaction,
-			java.util.concurrent.Callable<T> action) throws Exception {
+			Callable<T> action) throws Exception {
 		if (mode != DbLockMode.TRANSACTION) {
 			return action.call();
 		}
