@@ -23,9 +23,10 @@ public enum DbLockMode {
 	 * db-lock's {@code DataSource} (the advisor runs inside {@code @Transactional}); a waiter
 	 * holds its transaction's connection while it waits. Freed at once when the holder's
 	 * connection or process dies (the server ends its transaction). Closing the handle ends
-	 * nothing: the transaction does. The fencing token is counted on the key's row, in the
-	 * same transaction, the first time it is read (one statement): tokens strictly increase
-	 * among transactions that commit; one that rolls back gives its token back.
+	 * nothing: the transaction does. The fencing token is drawn the first time it is read
+	 * (one statement), from a sequence on the caller's connection (on MySQL, which has none,
+	 * from a counter on another connection, committed at once): not transactional, so that
+	 * tokens strictly increase per key even when a holder rolls back or dies.
 	 */
 	TRANSACTION,
 
@@ -36,8 +37,8 @@ public enum DbLockMode {
 	 * or process dies; no lease, no watchdog, no rows written (the fastest mode). Threads of
 	 * one JVM queue for a key locally. Not available on H2, and refused on a multi-primary
 	 * cluster (Galera, group replication in multi-primary mode), whose nodes each give their
-	 * own named locks. The fencing token is counted on the key's row the first time it is
-	 * read (two statements on MySQL and MariaDB, one on PostgreSQL).
+	 * own named locks. The fencing token is counted the first time it is read, in one
+	 * statement on the holding connection, committed at once.
 	 */
 	NAMED
 

@@ -5,7 +5,6 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -69,9 +68,8 @@ final class TransactionMode {
 		long deadline = System.nanoTime() + wait.toNanos();
 		for (int attempt = 0;; attempt++) {
 			long remaining = Math.max(0, deadline - System.nanoTime());
-			OptionalLong token = lock(key, Duration.ofNanos(remaining));
-			if (token.isPresent()) {
-				RowHold hold = new RowHold(key, token.getAsLong(), holds);
+			if (lock(key, Duration.ofNanos(remaining))) {
+				RowHold hold = new RowHold(key, holds);
 				holds.byKey.put(key, hold);
 				return hold.handle();
 			}
@@ -86,7 +84,7 @@ final class TransactionMode {
 		}
 	}
 
-	private OptionalLong lock(String key, Duration wait) {
+	private boolean lock(String key, Duration wait) {
 		try {
 			return this.repository.lockInTransaction(key, wait);
 		}
@@ -146,18 +144,14 @@ final class TransactionMode {
 
 		final String key;
 
-		/** The row's token before this transaction. */
-		private final long base;
-
 		private final Holds holds;
 
 		private final ReentrantLock io = new ReentrantLock();
 
 		private long token;
 
-		RowHold(String key, long base, Holds holds) {
+		RowHold(String key, Holds holds) {
 			this.key = key;
-			this.base = base;
 			this.holds = holds;
 		}
 
@@ -187,13 +181,12 @@ final class TransactionMode {
 							+ "transaction ran; it ended with the transaction");
 				}
 				try {
-					TransactionMode.this.repository.setTransactionToken(this.key, this.base + 1);
+					this.token = TransactionMode.this.repository.nextTransactionToken(this.key);
 				}
-				catch (DataAccessException | IllegalTransactionStateException ex) {
+				catch (DataAccessException ex) {
 					throw new DbLockException("Could not count the fencing token of lock '" + this.key
-							+ "' in its transaction: " + ex.getMessage(), ex);
+							+ "': the database failed (" + ex.getMessage() + ")", ex);
 				}
-				this.token = this.base + 1;
 			}
 			return this.token;
 		}

@@ -1,7 +1,6 @@
 package io.github.dblock.jdbc;
 
 import java.time.Duration;
-import java.util.OptionalLong;
 
 import org.jspecify.annotations.Nullable;
 
@@ -20,17 +19,23 @@ public interface ConnectionLockRepository {
 	 * @param key the stored key
 	 * @param wait how long to wait at most while another transaction holds the row; zero for
 	 * one look (a database that counts whole seconds waits the whole seconds below it)
-	 * @return the row's token before this transaction, or empty if the row stayed locked
+	 * @return whether the row is locked; {@code false} if another transaction held it
 	 * @throws org.springframework.dao.DataAccessException if the database failed
+	 * @throws org.springframework.transaction.IllegalTransactionStateException if no
+	 * transaction on this repository's data source is active
 	 */
-	OptionalLong lockInTransaction(String key, Duration wait);
+	boolean lockInTransaction(String key, Duration wait);
 
 	/**
-	 * Sets the transaction-mode token of a key whose row the thread's transaction holds.
+	 * Draws a key's next transaction-mode fencing token so that a transaction that rolls
+	 * back, or a holder that dies, never gives it back: from a sequence on the caller's
+	 * connection (not transactional), or where there is none (MySQL) in a statement of its
+	 * own on a connection of its own, committed at once. Called while the caller's
+	 * transaction holds the key.
 	 * @param key the stored key
-	 * @param token the new token
+	 * @return the new token
 	 */
-	void setTransactionToken(String key, long token);
+	long nextTransactionToken(String key);
 
 	/**
 	 * Takes a key's named lock on a connection of its own, which then holds it.
@@ -62,7 +67,8 @@ public interface ConnectionLockRepository {
 	interface NamedLock {
 
 		/**
-		 * Counts the key's named-mode token one up, on the holding connection, and returns it.
+		 * Counts the key's named-mode token one up, on the holding connection in autocommit
+		 * (committed at once), and returns it.
 		 * @return the new token
 		 * @throws org.springframework.dao.DataAccessException if the connection failed (the
 		 * server has then freed the lock)

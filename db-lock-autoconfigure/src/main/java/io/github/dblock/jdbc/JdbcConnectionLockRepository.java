@@ -3,8 +3,8 @@ package io.github.dblock.jdbc;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
@@ -67,7 +67,7 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 	}
 
 	@Override
-	public OptionalLong lockInTransaction(String key, Duration wait) {
+	public boolean lockInTransaction(String key, Duration wait) {
 		if (!TransactionSynchronizationManager.isActualTransactionActive()) {
 			throw new IllegalTransactionStateException("no Spring transaction is active on this thread");
 		}
@@ -86,11 +86,12 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 	}
 
 	@Override
-	public void setTransactionToken(String key, long token) {
-		inTransaction(0, (jdbc) -> {
-			this.dialect.setKeyRowToken(jdbc, key, token);
-			return Boolean.TRUE;
-		});
+	public long nextTransactionToken(String key) {
+		String sequence = this.dialect.transactionTokenSql();
+		if (sequence == null) {
+			return this.leases.onOwnConnection((jdbc) -> this.dialect.nextToken(jdbc, key, false));
+		}
+		return inTransaction(0, (jdbc) -> Objects.requireNonNull(jdbc.queryForObject(sequence, Long.class)));
 	}
 
 	private <T> T inTransaction(long waitMillis, Function<JdbcOperations, T> statements) {
@@ -172,7 +173,7 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 
 		@Override
 		public long nextToken() {
-			return on(this.connection, 0, (jdbc) -> dialect.nextNamedToken(jdbc, this.key));
+			return on(this.connection, 0, (jdbc) -> dialect.nextToken(jdbc, this.key, true));
 		}
 
 		@Override

@@ -14,4 +14,10 @@ public class MariaDbDialect extends MySqlFamilyDialect {
 		super("mariadb", table);
 	}
 
+	/** A sequence of its own: the lease tokens come from {@code AUTO_INCREMENT}. */
+	@Override
+	public String transactionTokenSql() {
+		return "SELECT NEXTVAL(" + table() + "_keys_token_seq)";
+	}
+
 }

@@ -1,7 +1,5 @@
 package io.github.dblock.jdbc;
 
-import java.util.OptionalLong;
-
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.JdbcOperations;
@@ -26,7 +24,7 @@ public class MySqlDialect extends MySqlFamilyDialect {
 	 * below one second.
 	 */
 	@Override
-	public OptionalLong lockKeyRow(JdbcOperations jdbc, String key, long waitMillis) {
+	public boolean lockKeyRow(JdbcOperations jdbc, String key, long waitMillis) {
 		long seconds = waitMillis / 1000;
 		if (seconds == 0) {
 			return lockKeyRowWith(jdbc, selectKeyRowSql() + " FOR UPDATE SKIP LOCKED", key);
@@ -39,6 +37,12 @@ public class MySqlDialect extends MySqlFamilyDialect {
 		finally {
 			jdbc.update("SET SESSION innodb_lock_wait_timeout = " + previous);
 		}
+	}
+
+	/** No sequences: the token is counted on the key's row of the token table. */
+	@Override
+	public @Nullable String transactionTokenSql() {
+		return null;
 	}
 
 	/** InnoDB's lock errors, and {@code NOWAIT} finding a row locked (3572). */

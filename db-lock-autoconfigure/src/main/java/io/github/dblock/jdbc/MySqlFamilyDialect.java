@@ -11,7 +11,6 @@ import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.OptionalLong;
 
 import org.jspecify.annotations.Nullable;
 
@@ -144,7 +143,7 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 	 * seconds of the wait, and {@code SKIP LOCKED} below one second.
 	 */
 	@Override
-	public OptionalLong lockKeyRow(JdbcOperations jdbc, String key, long waitMillis) {
+	public boolean lockKeyRow(JdbcOperations jdbc, String key, long waitMillis) {
 		long seconds = waitMillis / 1000;
 		return lockKeyRowWith(jdbc,
 				selectKeyRowSql() + ((seconds == 0) ? " FOR UPDATE SKIP LOCKED" : " FOR UPDATE WAIT " + seconds), key);
@@ -209,12 +208,22 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 		return released != null && released == 1;
 	}
 
+	/**
+	 * One {@code INSERT ... ON DUPLICATE KEY UPDATE} that sets {@code LAST_INSERT_ID(expr)}
+	 * to the new token, which the server returns in its reply as the generated key.
+	 */
 	@Override
-	public long nextNamedToken(JdbcOperations jdbc, String key) {
-		jdbc.update("INSERT INTO " + keyTable() + " (lock_key, named_token) VALUES (?, 1) "
-				+ "ON DUPLICATE KEY UPDATE named_token = named_token + 1", key);
-		return Objects.requireNonNull(
-				jdbc.queryForObject("SELECT named_token FROM " + keyTable() + " WHERE lock_key = ?", Long.class, key));
+	public long nextToken(JdbcOperations jdbc, String key, boolean named) {
+		String column = named ? "named_token" : "token";
+		String sql = "INSERT INTO " + tokenTable() + " (lock_key, " + column + ") VALUES (?, LAST_INSERT_ID(1)) "
+				+ "ON DUPLICATE KEY UPDATE " + column + " = LAST_INSERT_ID(" + column + " + 1)";
+		KeyHolder keys = new GeneratedKeyHolder();
+		jdbc.update((con) -> {
+			PreparedStatement ps = con.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS);
+			ps.setString(1, key);
+			return ps;
+		}, keys);
+		return Objects.requireNonNull(keys.getKey(), "no token in the reply").longValue();
 	}
 
 	/**

@@ -9,7 +9,6 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
-import java.util.OptionalLong;
 
 import org.jspecify.annotations.Nullable;
 
@@ -91,31 +90,29 @@ public class PostgreSqlDialect extends SqlDialect {
 	 * no error.
 	 */
 	@Override
-	public OptionalLong lockKeyRow(JdbcOperations jdbc, String key, long waitMillis) {
+	public boolean lockKeyRow(JdbcOperations jdbc, String key, long waitMillis) {
 		if (waitMillis <= 0) {
 			return lockKeyRowWith(jdbc, selectKeyRowSql() + " FOR UPDATE SKIP LOCKED", key);
 		}
-		return Objects.requireNonNull(jdbc.execute((ConnectionCallback<OptionalLong>) (con) -> {
+		return Boolean.TRUE.equals(jdbc.execute((ConnectionCallback<Boolean>) (con) -> {
 			Savepoint savepoint = con.setSavepoint();
 			try {
 				String previous = setLockTimeout(con, waitMillis + "ms", true);
-				OptionalLong token = OptionalLong.empty();
+				boolean locked;
 				try (PreparedStatement lock = con.prepareStatement(selectKeyRowSql() + " FOR UPDATE")) {
 					lock.setString(1, key);
 					try (ResultSet rs = lock.executeQuery()) {
-						if (rs.next()) {
-							token = OptionalLong.of(rs.getLong(1));
-						}
+						locked = rs.next();
 					}
 				}
 				setLockTimeout(con, previous, true);
 				con.releaseSavepoint(savepoint);
-				return token;
+				return locked;
 			}
 			catch (SQLException ex) {
 				con.rollback(savepoint);
 				if (LOCK_NOT_AVAILABLE.equals(ex.getSQLState())) {
-					return OptionalLong.empty();
+					return false;
 				}
 				throw ex;
 			}
@@ -180,10 +177,16 @@ public class PostgreSqlDialect extends SqlDialect {
 	}
 
 	@Override
-	public long nextNamedToken(JdbcOperations jdbc, String key) {
-		return Objects.requireNonNull(jdbc.queryForObject("INSERT INTO " + keyTable() + " AS k (lock_key, named_token) "
-				+ "VALUES (?, 1) ON CONFLICT (lock_key) DO UPDATE SET named_token = k.named_token + 1 "
-				+ "RETURNING named_token", Long.class, key));
+	public String transactionTokenSql() {
+		return "SELECT nextval('" + table() + "_token_seq')";
+	}
+
+	@Override
+	public long nextToken(JdbcOperations jdbc, String key, boolean named) {
+		String column = named ? "named_token" : "token";
+		return Objects.requireNonNull(jdbc.queryForObject("INSERT INTO " + tokenTable() + " AS t (lock_key, " + column
+				+ ") VALUES (?, 1) ON CONFLICT (lock_key) DO UPDATE SET " + column + " = t." + column + " + 1 RETURNING "
+				+ column, Long.class, key));
 	}
 
 	/**

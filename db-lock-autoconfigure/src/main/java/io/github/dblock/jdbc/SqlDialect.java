@@ -10,8 +10,8 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import org.jspecify.annotations.Nullable;
@@ -317,13 +317,21 @@ public abstract class SqlDialect {
 	}
 
 	/**
-	 * The table of the transaction and named modes: one row per key, which the transaction
-	 * mode locks and on which both count their fencing tokens. The lock table's name followed
-	 * by {@code _keys}.
+	 * The table of the transaction mode's rows, one per key, which it locks: the lock
+	 * table's name followed by {@code _keys}.
 	 * @return the table's name
 	 */
 	public final String keyTable() {
 		return this.table + "_keys";
+	}
+
+	/**
+	 * The table of the transaction and named modes' fencing-token counters, one row per key:
+	 * the lock table's name followed by {@code _key_tokens}.
+	 * @return the table's name
+	 */
+	public final String tokenTable() {
+		return this.table + "_key_tokens";
 	}
 
 	/**
@@ -364,29 +372,28 @@ public abstract class SqlDialect {
 	 * @param jdbc runs the statements on the caller's transactional connection
 	 * @param key the key
 	 * @param waitMillis how long to wait at most; 0 for not at all
-	 * @return the row's transaction-mode token, or empty if another transaction holds it
+	 * @return whether the row is locked, {@code false} if another transaction holds it
 	 */
-	public OptionalLong lockKeyRow(JdbcOperations jdbc, String key, long waitMillis) {
+	public boolean lockKeyRow(JdbcOperations jdbc, String key, long waitMillis) {
 		String sql = selectKeyRowSql() + ((waitMillis <= 0) ? " FOR UPDATE SKIP LOCKED" : " FOR UPDATE WAIT "
 				+ java.math.BigDecimal.valueOf(waitMillis, 3).toPlainString());
 		return lockKeyRowWith(jdbc, sql, key);
 	}
 
 	/**
-	 * Runs a statement of {@link #lockKeyRow}: a lock-wait timeout is an empty result.
+	 * Runs a statement of {@link #lockKeyRow}: a lock-wait timeout is a row not locked.
 	 * @param jdbc runs it
-	 * @param sql the statement, with the key as its parameter, returning the token
+	 * @param sql the statement, with the key as its parameter
 	 * @param key the key
-	 * @return the token, or empty if the row stayed locked
+	 * @return whether it returned the row
 	 */
-	protected final OptionalLong lockKeyRowWith(JdbcOperations jdbc, String sql, String key) {
+	protected final boolean lockKeyRowWith(JdbcOperations jdbc, String sql, String key) {
 		try {
-			List<Long> tokens = jdbc.queryForList(sql, Long.class, key);
-			return tokens.isEmpty() ? OptionalLong.empty() : OptionalLong.of(tokens.get(0));
+			return !jdbc.queryForList(sql, Integer.class, key).isEmpty();
 		}
 		catch (DataAccessException ex) {
 			if (isLockWaitTimeout(ex)) {
-				return OptionalLong.empty();
+				return false;
 			}
 			throw ex;
 		}
@@ -397,7 +404,7 @@ public abstract class SqlDialect {
 	 * @return the SQL, with the key as its parameter
 	 */
 	protected final String selectKeyRowSql() {
-		return "SELECT token FROM " + keyTable() + " WHERE lock_key = ?";
+		return "SELECT 1 FROM " + keyTable() + " WHERE lock_key = ?";
 	}
 
 	/**
@@ -410,13 +417,33 @@ public abstract class SqlDialect {
 	}
 
 	/**
-	 * Sets the transaction-mode token of a key whose row this transaction has locked.
-	 * @param jdbc runs the statement on the caller's transactional connection
-	 * @param key the key
-	 * @param token the new token
+	 * The query that draws a transaction-mode fencing token from a sequence on the caller's
+	 * own connection: a sequence is not transactional, so a transaction that rolls back or a
+	 * holder that dies never gives its token back, and the caller needs no second connection.
+	 * The lease tokens' sequence by default.
+	 * @return the SQL, or {@code null} where the database has no sequences (MySQL): the token
+	 * is then counted with {@link #nextToken} on a connection of its own
 	 */
-	public void setKeyRowToken(JdbcOperations jdbc, String key, long token) {
-		jdbc.update("UPDATE " + keyTable() + " SET token = ? WHERE lock_key = ?", token, key);
+	public @Nullable String transactionTokenSql() {
+		return "SELECT NEXT VALUE FOR " + this.table + "_token_seq";
+	}
+
+	/**
+	 * Counts one of a key's fencing tokens one up, in one statement in autocommit (its own
+	 * transaction, committed at once), and returns it. Called by the key's holder while it
+	 * holds the key in that mode, so that no other caller counts that token meanwhile.
+	 * @param jdbc runs the statement, in autocommit
+	 * @param key the stored key
+	 * @param named the named mode's token ({@code named_token}), else the transaction mode's
+	 * ({@code token}, where {@link #transactionTokenSql()} has none)
+	 * @return the new token
+	 */
+	public long nextToken(JdbcOperations jdbc, String key, boolean named) {
+		String column = named ? "named_token" : "token";
+		return Objects.requireNonNull(jdbc.queryForObject("SELECT " + column + " FROM FINAL TABLE (MERGE INTO "
+				+ tokenTable() + " t USING (VALUES (CAST(? AS VARCHAR(255)))) s(k) ON t.lock_key = s.k "
+				+ "WHEN MATCHED THEN UPDATE SET " + column + " = t." + column + " + 1 "
+				+ "WHEN NOT MATCHED THEN INSERT (lock_key, " + column + ") VALUES (s.k, 1))", Long.class, key));
 	}
 
 	/**
@@ -461,17 +488,6 @@ public abstract class SqlDialect {
 	 * @return whether the connection held it
 	 */
 	public boolean namedUnlock(JdbcOperations jdbc, String key) {
-		throw new UnsupportedOperationException(namedLocksUnavailable(jdbc));
-	}
-
-	/**
-	 * Counts a key's named-mode token one up and returns it; called while the named lock is
-	 * held, so that no other holder counts meanwhile.
-	 * @param jdbc runs the statements in autocommit
-	 * @param key the stored key
-	 * @return the new token
-	 */
-	public long nextNamedToken(JdbcOperations jdbc, String key) {
 		throw new UnsupportedOperationException(namedLocksUnavailable(jdbc));
 	}
 

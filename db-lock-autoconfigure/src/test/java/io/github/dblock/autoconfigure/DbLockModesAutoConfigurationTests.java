@@ -147,7 +147,7 @@ class DbLockModesAutoConfigurationTests {
 			LockHandle lock = DbLockContext.current().orElseThrow();
 			// another transaction, on another connection, finds the row locked
 			Boolean lockedForOthers = this.newTransaction.execute((status) -> this.jdbc
-				.queryForList("SELECT token FROM db_lock_keys WHERE lock_key = ? FOR UPDATE SKIP LOCKED", Long.class,
+				.queryForList("SELECT lock_key FROM db_lock_keys WHERE lock_key = ? FOR UPDATE SKIP LOCKED", String.class,
 						"order:" + orderId)
 				.isEmpty());
 			return new Inside(TransactionSynchronizationManager.isActualTransactionActive(), lock.isHeld(),

@@ -204,7 +204,7 @@ abstract class ConnectionModesContractTests {
 	}
 
 	@Test
-	void aTransactionTakesItsKeyAgainAsTheSameHoldAndARollbackGivesItsTokenBack() {
+	void aTransactionTakesItsKeyAgainAsTheSameHoldAndTokensIncreasePastARollback() {
 		long[] tokens = new long[3];
 		this.transactions.executeWithoutResult((status) -> {
 			LockHandle first = this.nodeA.acquire(request(DbLockMode.TRANSACTION, "again", Duration.ZERO));
@@ -219,7 +219,8 @@ abstract class ConnectionModesContractTests {
 		this.transactions.executeWithoutResult((status) -> tokens[2] = this.nodeA
 			.acquire(request(DbLockMode.TRANSACTION, "again", Duration.ZERO))
 			.fencingToken());
-		assertThat(tokens[1]).isEqualTo(tokens[0]);
+		// counted in statements of their own: a rolled-back holder's token stays used
+		assertThat(tokens[1]).isGreaterThan(tokens[0]);
 		assertThat(tokens[2]).isGreaterThan(tokens[1]);
 	}
 

@@ -138,15 +138,15 @@ abstract class JpaIsolationContractTests {
 			assertThat(handle.isHeld()).isTrue();
 			// another thread, another connection, another transaction: it finds the row locked
 			return CompletableFuture.supplyAsync(() -> this.elsewhereInTransaction
-				.execute((status) -> this.elsewhere.queryForList("SELECT token FROM " + TestDatabase.TABLE
-						+ "_keys WHERE lock_key = ? FOR UPDATE SKIP LOCKED", Long.class, "jpa-row-lock")
+				.execute((status) -> this.elsewhere.queryForList("SELECT lock_key FROM " + TestDatabase.TABLE
+						+ "_keys WHERE lock_key = ? FOR UPDATE SKIP LOCKED", String.class, "jpa-row-lock")
 					.isEmpty()))
 				.get(30, TimeUnit.SECONDS);
 		});
 		assertThat(lockedForOthers).isTrue();
-		List<Long> freeAfterCommit = this.elsewhereInTransaction.execute((status) -> this.elsewhere
-			.queryForList("SELECT token FROM " + TestDatabase.TABLE + "_keys WHERE lock_key = ? FOR UPDATE SKIP LOCKED",
-					Long.class, "jpa-row-lock"));
+		List<String> freeAfterCommit = this.elsewhereInTransaction.execute((status) -> this.elsewhere
+			.queryForList("SELECT lock_key FROM " + TestDatabase.TABLE + "_keys WHERE lock_key = ? FOR UPDATE SKIP LOCKED",
+					String.class, "jpa-row-lock"));
 		assertThat(freeAfterCommit).hasSize(1);
 	}
 
