@@ -223,7 +223,9 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 			ps.setString(1, key);
 			return ps;
 		}, keys);
-		return Objects.requireNonNull(keys.getKey(), "no token in the reply").longValue();
+		// MySQL's driver may list a second key for the row an ON DUPLICATE KEY UPDATE changed: the first is the token
+		Object token = keys.getKeyList().isEmpty() ? null : keys.getKeyList().get(0).values().iterator().next();
+		return ((Number) Objects.requireNonNull(token, "no token in the reply")).longValue();
 	}
 
 	/**
