@@ -25,8 +25,8 @@ public enum DbLockMode {
 	 * connection or process dies (the server ends its transaction). Closing the handle ends
 	 * nothing: the transaction does. The fencing token is drawn the first time it is read
 	 * (one statement), from a sequence on the caller's connection (on MySQL, which has none,
-	 * from a counter on another connection, committed at once): not transactional, so that
-	 * tokens strictly increase per key even when a holder rolls back or dies.
+	 * from a per-key counter on another connection, committed at once): not transactional,
+	 * so that tokens strictly increase per key even when a holder rolls back or dies.
 	 */
 	TRANSACTION,
 
@@ -37,8 +37,9 @@ public enum DbLockMode {
 	 * or process dies; no lease, no watchdog, no rows written (the fastest mode). Threads of
 	 * one JVM queue for a key locally. Not available on H2, and refused on a multi-primary
 	 * cluster (Galera, group replication in multi-primary mode), whose nodes each give their
-	 * own named locks. The fencing token is counted the first time it is read, in one
-	 * statement on the holding connection, committed at once.
+	 * own named locks. The fencing token is drawn the first time it is read, in one
+	 * statement on the holding connection: from a sequence (on MySQL from a per-key counter,
+	 * committed at once).
 	 */
 	NAMED
 

@@ -67,8 +67,9 @@ public interface ConnectionLockRepository {
 	interface NamedLock {
 
 		/**
-		 * Counts the key's named-mode token one up, on the holding connection in autocommit
-		 * (committed at once), and returns it.
+		 * Draws the key's next named-mode token on the holding connection, so that it is
+		 * never given back: from a sequence, or where there is none (MySQL) from a per-key
+		 * counter in autocommit (committed at once).
 		 * @return the new token
 		 * @throws org.springframework.dao.DataAccessException if the connection failed (the
 		 * server has then freed the lock)

@@ -87,9 +87,9 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 
 	@Override
 	public long nextTransactionToken(String key) {
-		String sequence = this.dialect.transactionTokenSql();
+		String sequence = this.dialect.tokenSequenceSql();
 		if (sequence == null) {
-			return this.leases.onOwnConnection((jdbc) -> this.dialect.nextToken(jdbc, key, false));
+			return this.leases.onOwnConnection((jdbc) -> this.dialect.nextCountedToken(jdbc, key, false));
 		}
 		return inTransaction(0, (jdbc) -> Objects.requireNonNull(jdbc.queryForObject(sequence, Long.class)));
 	}
@@ -173,7 +173,10 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 
 		@Override
 		public long nextToken() {
-			return on(this.connection, 0, (jdbc) -> dialect.nextToken(jdbc, this.key, true));
+			String sequence = dialect.tokenSequenceSql();
+			return on(this.connection, 0, (jdbc) -> (sequence != null)
+					? Objects.requireNonNull(jdbc.queryForObject(sequence, Long.class))
+					: dialect.nextCountedToken(jdbc, this.key, true));
 		}
 
 		@Override

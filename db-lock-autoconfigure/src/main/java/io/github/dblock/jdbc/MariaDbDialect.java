@@ -16,7 +16,7 @@ public class MariaDbDialect extends MySqlFamilyDialect {
 
 	/** A sequence of its own: the lease tokens come from {@code AUTO_INCREMENT}. */
 	@Override
-	public String transactionTokenSql() {
+	public String tokenSequenceSql() {
 		return "SELECT NEXTVAL(" + table() + "_keys_token_seq)";
 	}
 

@@ -39,9 +39,9 @@ public class MySqlDialect extends MySqlFamilyDialect {
 		}
 	}
 
-	/** No sequences: the token is counted on the key's row of the token table. */
+	/** No sequences: tokens are counted per key in the token table. */
 	@Override
-	public @Nullable String transactionTokenSql() {
+	public @Nullable String tokenSequenceSql() {
 		return null;
 	}
 

@@ -213,7 +213,7 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 	 * to the new token, which the server returns in its reply as the generated key.
 	 */
 	@Override
-	public long nextToken(JdbcOperations jdbc, String key, boolean named) {
+	public long nextCountedToken(JdbcOperations jdbc, String key, boolean named) {
 		String column = named ? "named_token" : "token";
 		String sql = "INSERT INTO " + tokenTable() + " (lock_key, " + column + ") VALUES (?, LAST_INSERT_ID(1)) "
 				+ "ON DUPLICATE KEY UPDATE " + column + " = LAST_INSERT_ID(" + column + " + 1)";

@@ -177,16 +177,8 @@ public class PostgreSqlDialect extends SqlDialect {
 	}
 
 	@Override
-	public String transactionTokenSql() {
+	public String tokenSequenceSql() {
 		return "SELECT nextval('" + table() + "_token_seq')";
-	}
-
-	@Override
-	public long nextToken(JdbcOperations jdbc, String key, boolean named) {
-		String column = named ? "named_token" : "token";
-		return Objects.requireNonNull(jdbc.queryForObject("INSERT INTO " + tokenTable() + " AS t (lock_key, " + column
-				+ ") VALUES (?, 1) ON CONFLICT (lock_key) DO UPDATE SET " + column + " = t." + column + " + 1 RETURNING "
-				+ column, Long.class, key));
 	}
 
 	/**

@@ -326,8 +326,8 @@ public abstract class SqlDialect {
 	}
 
 	/**
-	 * The table of the transaction and named modes' fencing-token counters, one row per key:
-	 * the lock table's name followed by {@code _key_tokens}.
+	 * The table of per-key fencing-token counters, where the database has no sequences
+	 * (MySQL): the lock table's name followed by {@code _key_tokens}.
 	 * @return the table's name
 	 */
 	public final String tokenTable() {
@@ -417,33 +417,32 @@ public abstract class SqlDialect {
 	}
 
 	/**
-	 * The query that draws a transaction-mode fencing token from a sequence on the caller's
-	 * own connection: a sequence is not transactional, so a transaction that rolls back or a
-	 * holder that dies never gives its token back, and the caller needs no second connection.
-	 * The lease tokens' sequence by default.
-	 * @return the SQL, or {@code null} where the database has no sequences (MySQL): the token
-	 * is then counted with {@link #nextToken} on a connection of its own
+	 * The query that draws a fencing token of the transaction or named mode from a
+	 * sequence, on the connection that holds the lock: a sequence is not transactional, so a
+	 * transaction that rolls back or a holder that dies never gives its token back, and no
+	 * second connection is needed. Values increase in the order they are drawn, and a holder
+	 * draws while it holds the key: per key, tokens increase with every holder. The lease
+	 * tokens' sequence by default.
+	 * @return the SQL, or {@code null} where the database has no sequences (MySQL): tokens are
+	 * then counted per key with {@link #nextCountedToken}
 	 */
-	public @Nullable String transactionTokenSql() {
+	public @Nullable String tokenSequenceSql() {
 		return "SELECT NEXT VALUE FOR " + this.table + "_token_seq";
 	}
 
 	/**
-	 * Counts one of a key's fencing tokens one up, in one statement in autocommit (its own
-	 * transaction, committed at once), and returns it. Called by the key's holder while it
-	 * holds the key in that mode, so that no other caller counts that token meanwhile.
+	 * Counts one of a key's fencing tokens one up in {@link #tokenTable()}, in one statement
+	 * in autocommit (committed at once), and returns it, where {@link #tokenSequenceSql()}
+	 * has no sequence. Called by the key's holder while it holds the key in that mode, so that
+	 * no other caller counts that token meanwhile.
 	 * @param jdbc runs the statement, in autocommit
 	 * @param key the stored key
-	 * @param named the named mode's token ({@code named_token}), else the transaction mode's
-	 * ({@code token}, where {@link #transactionTokenSql()} has none)
+	 * @param named the named mode's counter ({@code named_token}), else the transaction mode's
+	 * ({@code token})
 	 * @return the new token
 	 */
-	public long nextToken(JdbcOperations jdbc, String key, boolean named) {
-		String column = named ? "named_token" : "token";
-		return Objects.requireNonNull(jdbc.queryForObject("SELECT " + column + " FROM FINAL TABLE (MERGE INTO "
-				+ tokenTable() + " t USING (VALUES (CAST(? AS VARCHAR(255)))) s(k) ON t.lock_key = s.k "
-				+ "WHEN MATCHED THEN UPDATE SET " + column + " = t." + column + " + 1 "
-				+ "WHEN NOT MATCHED THEN INSERT (lock_key, " + column + ") VALUES (s.k, 1))", Long.class, key));
+	public long nextCountedToken(JdbcOperations jdbc, String key, boolean named) {
+		throw new UnsupportedOperationException(this.name + " draws tokens from a sequence");
 	}
 
 	/**
