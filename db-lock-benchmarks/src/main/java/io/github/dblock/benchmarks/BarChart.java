@@ -84,6 +84,7 @@ final class BarChart {
 			case DB_LOCK_NAMED_TOKEN -> new Color(0xc5, 0xb0, 0xd5);
 			case DB_LOCK_TRANSACTION -> new Color(0x8c, 0x56, 0x4b);
 			case DB_LOCK_TRANSACTION_TOKEN -> new Color(0xc4, 0x9c, 0x94);
+			case DB_LOCK_TRANSACTION_ROWS_EXIST -> new Color(0xe3, 0x77, 0xc2);
 			case SELECT_FOR_UPDATE -> new Color(0xbc, 0xbd, 0x22);
 		};
 	}

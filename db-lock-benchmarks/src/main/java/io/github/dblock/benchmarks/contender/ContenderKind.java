@@ -50,6 +50,10 @@ public enum ContenderKind {
 	DB_LOCK_TRANSACTION_TOKEN("db-lock TRANSACTION + token", false, Set.of(1, 2),
 			(dataSource, prepare) -> new DbLockModeContender(dataSource, prepare, DbLockMode.TRANSACTION, true)),
 
+	/** The same on key rows inserted before the run, as the hand-written contender's are (scenario 2 only). */
+	DB_LOCK_TRANSACTION_ROWS_EXIST("db-lock TRANSACTION, rows exist", false, Set.of(2),
+			(dataSource, prepare) -> new DbLockModeContender(dataSource, prepare, DbLockMode.TRANSACTION, false, true)),
+
 	/** The transaction mode's hand-written counterpart: SELECT ... FOR UPDATE on a row that exists. */
 	SELECT_FOR_UPDATE("SELECT ... FOR UPDATE", false, Set.of(1, 2), SelectForUpdateContender::new);
 
@@ -80,7 +84,7 @@ public enum ContenderKind {
 	public @Nullable ContenderKind counterpart() {
 		return switch (this) {
 			case DB_LOCK_NAMED, DB_LOCK_NAMED_TOKEN -> GET_LOCK;
-			case DB_LOCK_TRANSACTION, DB_LOCK_TRANSACTION_TOKEN -> SELECT_FOR_UPDATE;
+			case DB_LOCK_TRANSACTION, DB_LOCK_TRANSACTION_TOKEN, DB_LOCK_TRANSACTION_ROWS_EXIST -> SELECT_FOR_UPDATE;
 			default -> null;
 		};
 	}

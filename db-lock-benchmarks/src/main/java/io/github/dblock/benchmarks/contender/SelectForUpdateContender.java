@@ -1,6 +1,7 @@
 package io.github.dblock.benchmarks.contender;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
 import java.util.stream.Stream;
@@ -66,13 +67,18 @@ final class SelectForUpdateContender implements LockContender {
 
 	@Override
 	public void prepareKeys(Stream<String> keys) {
+		insertRows(this.jdbc, TABLE, keys);
+	}
+
+	/** Inserts a row for each key into a table whose other columns have defaults, unless it exists. */
+	static void insertRows(JdbcTemplate jdbc, String table, Stream<String> keys) {
 		Iterator<String> distinct = keys.distinct().iterator();
 		List<String> batch = new ArrayList<>(BATCH);
 		while (distinct.hasNext()) {
 			batch.add(distinct.next());
 			if (batch.size() == BATCH || !distinct.hasNext()) {
-				this.jdbc.update("INSERT IGNORE INTO " + TABLE + " (lock_key) VALUES "
-						+ String.join(", ", java.util.Collections.nCopies(batch.size(), "(?)")), batch.toArray());
+				jdbc.update("INSERT IGNORE INTO " + table + " (lock_key) VALUES "
+						+ String.join(", ", Collections.nCopies(batch.size(), "(?)")), batch.toArray());
 				batch.clear();
 			}
 		}
