@@ -116,7 +116,7 @@ final class BarChart {
 			if (this.values.isEmpty()) {
 				return;
 			}
-			int labelWidth = 280;
+			int labelWidth = 300;
 			int left = x + 20 + labelWidth;
 			int barSpace = width - labelWidth - 110;
 			int top = y + 40;
