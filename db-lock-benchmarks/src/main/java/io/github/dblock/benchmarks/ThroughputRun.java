@@ -34,9 +34,9 @@ final class ThroughputRun {
 	private static final Duration REWARM = Duration.ofMillis(300);
 
 	/**
-	 * More cycles per second than one thread of any contender reaches (GET_LOCK's two round
-	 * trips reach about 8,000): the keys prepared for a window, for a contender that needs
-	 * its rows beforehand, are those of this many cycles per thread and second.
+	 * The keys prepared for a window, for a contender that needs its rows beforehand, are
+	 * those of this many cycles per thread and second, for one second more than the window:
+	 * twice what the transaction-bound cycles (four round trips) reach on one thread.
 	 */
 	static final int MAX_CYCLES_PER_THREAD_AND_SECOND = 10_000;
 
