@@ -80,6 +80,12 @@ final class BarChart {
 			case GET_LOCK -> new Color(0x99, 0x99, 0x99);
 			case RAW_INSERT_DELETE -> new Color(0x2c, 0xa0, 0x2c);
 			case RAW_ON_LEASE_ROW -> new Color(0x98, 0xdf, 0x8a);
+			case DB_LOCK_NAMED -> new Color(0x94, 0x67, 0xbd);
+			case DB_LOCK_NAMED_TOKEN -> new Color(0xc5, 0xb0, 0xd5);
+			case DB_LOCK_TRANSACTION -> new Color(0x8c, 0x56, 0x4b);
+			case DB_LOCK_TRANSACTION_TOKEN -> new Color(0xc4, 0x9c, 0x94);
+			case DB_LOCK_TRANSACTION_ROWS_EXIST -> new Color(0xe3, 0x77, 0xc2);
+			case SELECT_FOR_UPDATE -> new Color(0xbc, 0xbd, 0x22);
 		};
 	}
 
@@ -110,7 +116,7 @@ final class BarChart {
 			if (this.values.isEmpty()) {
 				return;
 			}
-			int labelWidth = 230;
+			int labelWidth = 300;
 			int left = x + 20 + labelWidth;
 			int barSpace = width - labelWidth - 110;
 			int top = y + 40;

@@ -46,15 +46,21 @@ public final class BenchmarkMain {
 				Map<ContenderKind, List<Outcome>> outcomes = new EnumMap<>(ContenderKind.class);
 				for (int round = 1; round <= settings.rounds(); round++) {
 					for (ContenderKind kind : contenders) {
+						if (!kind.runsIn(scenario.number)) {
+							continue;
+						}
 						outcomes.computeIfAbsent(kind, (k) -> new ArrayList<>()).add(throughput.round(scenario, kind, round));
 					}
 				}
-				contenders.forEach((kind) -> measurements.add(progress(ThroughputRun.measurement(scenario, kind, outcomes.get(kind)))));
+				outcomes.forEach((kind, rounds) -> measurements.add(progress(ThroughputRun.measurement(scenario, kind, rounds))));
 			}
 		}
 		if (scenarios.contains(Scenario.HOT_KEY.number)) {
 			HotKeyRun hotKey = new HotKeyRun(settings, runId);
 			for (ContenderKind kind : contenders) {
+				if (!kind.runsIn(Scenario.HOT_KEY.number)) {
+					continue;
+				}
 				int[][] setups = (kind == ContenderKind.DB_LOCK) ? DB_LOCK_HOT_KEY_SETUPS : new int[][] { { 2, 8 } };
 				for (int[] setup : setups) {
 					measurements.add(progress(hotKey.measure(kind, setup[0], setup[1])));

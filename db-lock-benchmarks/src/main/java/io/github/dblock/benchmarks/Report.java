@@ -57,6 +57,15 @@ final class Report {
 			.append("`.\n\n");
 		out.append("Uncontended and distinct keys (cycle = acquire + release, nothing held):\n\n");
 		out.append(throughputTable().markdown()).append('\n');
+		Table modes = modesTable();
+		if (!modes.isEmpty()) {
+			out.append("db-lock's transaction and named modes (`DbLockTemplate.acquire(DbLockMode, key, 5 s)`) against "
+					+ "their hand-written counterparts: TRANSACTION in a `TransactionTemplate` (acquire, commit) against "
+					+ "`SELECT ... FOR UPDATE` on a row that exists, in the same kind of transaction; NAMED (acquire, "
+					+ "close) against `GET_LOCK`/`RELEASE_LOCK`; \"+ token\" reads the handle's fencing token while "
+					+ "held. Neither kind of lock is durable (it ends with its connection):\n\n");
+			out.append(modes.markdown()).append('\n');
+		}
 		out.append("Hot key: every holder holds the lock 1 ms; utilisation = time held / wall time; hand-off = from one "
 				+ "holder's end to the next one's start; statements/s = the server's count for all JVMs; waiters' "
 				+ "statements/s = what acquisitions sent beyond an uncontended acquisition (counted per thread):\n\n");
@@ -82,6 +91,28 @@ final class Report {
 						millis(m.p99Millis()), String.format("%.2f", m.statementsPerCycle()),
 						(m.statementsPerCycle() >= 0.995) ? "every cycle" : String.format("%.0f%% of cycles",
 								100 * m.statementsPerCycle()), m.statementMix(), m.errors());
+			}
+		}
+		return table;
+	}
+
+	private Table modesTable() {
+		Table table = new Table("scenario", "contender", "against", "cycles/s", "x against", "p50 ms", "p99 ms",
+				"statements/cycle", "statement mix per cycle", "errors");
+		for (Measurement m : this.measurements) {
+			ContenderKind counterpart = m.contender().counterpart();
+			boolean isCounterpart = this.measurements.stream()
+				.anyMatch((mode) -> mode.scenario() == m.scenario() && mode.contender().counterpart() == m.contender());
+			if (m.hotKey() == null && (counterpart != null || isCounterpart)) {
+				Optional<Measurement> base = (counterpart != null) ? this.measurements.stream()
+					.filter((other) -> other.scenario() == m.scenario() && other.contender() == counterpart
+							&& other.hotKey() == null)
+					.findFirst() : Optional.empty();
+				table.row(m.scenario().label(), m.contender().label(), (counterpart != null) ? counterpart.label() : "",
+						String.format("%.0f", m.cyclesPerSecond()),
+						base.map((b) -> String.format("%.2fx", m.cyclesPerSecond() / b.cyclesPerSecond())).orElse(""),
+						millis(m.p50Millis()), millis(m.p99Millis()), String.format("%.2f", m.statementsPerCycle()),
+						m.statementMix(), m.errors());
 			}
 		}
 		return table;

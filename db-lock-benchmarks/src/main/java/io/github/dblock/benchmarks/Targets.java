@@ -8,15 +8,25 @@ import io.github.dblock.benchmarks.contender.ContenderKind;
 
 import static io.github.dblock.benchmarks.contender.ContenderKind.DB_LOCK;
 import static io.github.dblock.benchmarks.contender.ContenderKind.DB_LOCK_ANNOTATION;
+import static io.github.dblock.benchmarks.contender.ContenderKind.DB_LOCK_NAMED;
+import static io.github.dblock.benchmarks.contender.ContenderKind.DB_LOCK_NAMED_TOKEN;
+import static io.github.dblock.benchmarks.contender.ContenderKind.DB_LOCK_TRANSACTION;
+import static io.github.dblock.benchmarks.contender.ContenderKind.DB_LOCK_TRANSACTION_ROWS_EXIST;
+import static io.github.dblock.benchmarks.contender.ContenderKind.DB_LOCK_TRANSACTION_TOKEN;
+import static io.github.dblock.benchmarks.contender.ContenderKind.GET_LOCK;
 import static io.github.dblock.benchmarks.contender.ContenderKind.JDBC_LOCK_REGISTRY;
 import static io.github.dblock.benchmarks.contender.ContenderKind.RAW_INSERT_DELETE;
 import static io.github.dblock.benchmarks.contender.ContenderKind.RAW_ON_LEASE_ROW;
+import static io.github.dblock.benchmarks.contender.ContenderKind.SELECT_FOR_UPDATE;
 import static io.github.dblock.benchmarks.contender.ContenderKind.SHEDLOCK;
 
 /**
  * The issue's targets, checked against the measurements of one run.
  */
 final class Targets {
+
+	/** db-lock's transaction and named modes against their hand-written counterparts. */
+	static final double MODE_RATIO = 0.9;
 
 	/** Doubling threads may add this much to the waiters' statements per second, plus half. */
 	static final double WAITER_SLACK = 50;
@@ -42,6 +52,11 @@ final class Targets {
 		}
 		targets.reported(Scenario.NEW_KEY, RAW_ON_LEASE_ROW);
 		targets.reported(Scenario.NEW_KEYS, RAW_ON_LEASE_ROW);
+		for (Scenario scenario : List.of(Scenario.SINGLE_KEY, Scenario.NEW_KEY)) {
+			targets.mode(scenario, DB_LOCK_TRANSACTION, DB_LOCK_TRANSACTION_TOKEN, SELECT_FOR_UPDATE);
+			targets.mode(scenario, DB_LOCK_NAMED, DB_LOCK_NAMED_TOKEN, GET_LOCK);
+		}
+		targets.rowsExist();
 		targets.utilisationInOneJvm();
 		targets.twoJvms();
 		targets.waiters();
@@ -70,6 +85,45 @@ final class Targets {
 		this.checks.add(new TargetCheck(scenario.number + ": db-lock / " + other.label() + " cycles/s",
 				String.format("%.2fx (%.0f / %.0f)", ratio, dbLock.get().cyclesPerSecond(), them.get().cyclesPerSecond()),
 				String.format(">= %.2fx", required), ratio >= required));
+	}
+
+	/**
+	 * A lock mode against its hand-written counterpart: the cycles/s target, the cycle that
+	 * reads the fencing token beside it, and both contenders' statements per cycle.
+	 */
+	private void mode(Scenario scenario, ContenderKind mode, ContenderKind withToken, ContenderKind counterpart) {
+		Optional<Measurement> them = find(scenario, counterpart, 1);
+		if (them.isEmpty()) {
+			return;
+		}
+		Measurement base = them.get();
+		find(scenario, mode, 1).ifPresent((m) -> {
+			double ratio = m.cyclesPerSecond() / base.cyclesPerSecond();
+			this.checks.add(new TargetCheck(scenario.number + ": " + mode.label() + " / " + counterpart.label() + " cycles/s",
+					String.format("%.2fx (%.0f / %.0f)", ratio, m.cyclesPerSecond(), base.cyclesPerSecond()),
+					String.format(">= %.2fx", MODE_RATIO), ratio >= MODE_RATIO));
+			this.checks.add(new TargetCheck(scenario.number + ": " + mode.label() + " / " + counterpart.label()
+					+ " statements per cycle", String.format("%.2f (%s) / %.2f (%s)", m.statementsPerCycle(),
+							m.statementMix(), base.statementsPerCycle(), base.statementMix()), "", null));
+		});
+		find(scenario, withToken, 1).ifPresent((m) -> this.checks.add(new TargetCheck(
+				scenario.number + ": " + withToken.label() + " / " + counterpart.label() + " cycles/s",
+				String.format("%.2fx (%.0f / %.0f; %.2f statements per cycle: %s)",
+						m.cyclesPerSecond() / base.cyclesPerSecond(), m.cyclesPerSecond(), base.cyclesPerSecond(),
+						m.statementsPerCycle(), m.statementMix()), "", null)));
+	}
+
+	/** Scenario 2's transaction mode on key rows that exist, as the hand-written contender's do. */
+	private void rowsExist() {
+		Optional<Measurement> dbLock = find(Scenario.NEW_KEY, DB_LOCK_TRANSACTION_ROWS_EXIST, 1);
+		Optional<Measurement> them = find(Scenario.NEW_KEY, SELECT_FOR_UPDATE, 1);
+		if (dbLock.isPresent() && them.isPresent()) {
+			Measurement m = dbLock.get();
+			this.checks.add(new TargetCheck("2: " + DB_LOCK_TRANSACTION_ROWS_EXIST.label() + " / "
+					+ SELECT_FOR_UPDATE.label() + " cycles/s", String.format("%.2fx (%.0f / %.0f; %.2f statements per "
+							+ "cycle: %s)", m.cyclesPerSecond() / them.get().cyclesPerSecond(), m.cyclesPerSecond(),
+							them.get().cyclesPerSecond(), m.statementsPerCycle(), m.statementMix()), "", null));
+		}
 	}
 
 	/** What the raw pattern, two durable commits and nothing else, reaches against another contender. */

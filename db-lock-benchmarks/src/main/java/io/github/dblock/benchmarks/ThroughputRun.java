@@ -3,6 +3,9 @@ package io.github.dblock.benchmarks;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.IntStream;
+import java.util.stream.LongStream;
+import java.util.stream.Stream;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.benchmarks.contender.ContenderKind;
@@ -30,16 +33,27 @@ final class ThroughputRun {
 	/** The warm-up of later rounds: the code is compiled by then, the pool and caches are new. */
 	private static final Duration REWARM = Duration.ofMillis(300);
 
+	/**
+	 * The keys prepared for a window, for a contender that needs its rows beforehand, are
+	 * those of this many cycles per thread and second, for one second more than the window:
+	 * twice what the transaction-bound cycles (four round trips) reach on one thread.
+	 */
+	static final int MAX_CYCLES_PER_THREAD_AND_SECOND = 10_000;
+
 	/** Measures one round of a scenario for a contender. */
 	Outcome round(Scenario scenario, ContenderKind kind, int round) throws Exception {
 		try (HikariDataSource pool = this.settings.openPool("bench-" + kind.name());
 				LockContender contender = kind.create(pool, true)) {
-			String prefix = this.runId + "-s" + scenario.number + "r" + round;
+			// keys of their own for each contender: db-lock's modes share their key table
+			String prefix = this.runId + "-s" + scenario.number + "r" + round + "c" + kind.ordinal();
 			Duration warmup = (round == 1) ? this.settings.warmup() : min(REWARM, this.settings.warmup());
+			Duration measure = this.settings.measure().dividedBy(this.settings.rounds());
+			contender.prepareKeys(keys(scenario, prefix + "w", warmup));
 			window(new CycleLoop(contender, scenario.threads, scenario.keys(prefix + "w"), 0), warmup);
+			contender.prepareKeys(keys(scenario, prefix, measure));
 			CycleLoop measured = new CycleLoop(contender, scenario.threads, scenario.keys(prefix), 0);
 			StatementCounts before = StatementCounts.read(pool, this.settings.poolSize());
-			Outcome outcome = window(measured, this.settings.measure().dividedBy(this.settings.rounds()));
+			Outcome outcome = window(measured, measure);
 			outcome.statements = StatementCounts.read(pool, this.settings.poolSize()).since(before);
 			return outcome;
 		}
@@ -59,6 +73,15 @@ final class ThroughputRun {
 				outcome.latencies.percentileMillis(0.5), outcome.latencies.percentileMillis(0.99),
 				(cycles > 0) ? outcome.statements.questions() / (double) cycles : Double.NaN,
 				outcome.statements.mixPerCycle(cycles), outcome.errors, outcome.firstError, null);
+	}
+
+	/** Every key a window of this length may lock, and more (lazily: most contenders never look). */
+	private static Stream<String> keys(Scenario scenario, String prefix, Duration length) {
+		KeyScheme keys = scenario.keys(prefix);
+		long cycles = MAX_CYCLES_PER_THREAD_AND_SECOND * (length.toMillis() + 1000) / 1000;
+		return IntStream.range(0, scenario.threads)
+			.boxed()
+			.flatMap((thread) -> LongStream.range(0, cycles).mapToObj((cycle) -> keys.key(thread, cycle)));
 	}
 
 	private static Duration min(Duration a, Duration b) {

@@ -1,6 +1,11 @@
 package io.github.dblock.benchmarks.contender;
 
+import java.util.Set;
+
 import javax.sql.DataSource;
+
+import io.github.dblock.DbLockMode;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The contenders, in the order the tables list them.
@@ -27,18 +32,71 @@ public enum ContenderKind {
 
 	/** The same pattern on a row shaped like db-lock's (token and expiry indexes): what the row costs. */
 	RAW_ON_LEASE_ROW("INSERT/DELETE, db-lock's row", true,
-			(dataSource, prepare) -> new RawInsertDeleteContender(dataSource, prepare, true));
+			(dataSource, prepare) -> new RawInsertDeleteContender(dataSource, prepare, true)),
+
+	/** db-lock's named mode: {@code GET_LOCK} on a pooled connection, compared with {@link #GET_LOCK}. */
+	DB_LOCK_NAMED("db-lock NAMED", false, Set.of(1, 2),
+			(dataSource, prepare) -> new DbLockModeContender(dataSource, prepare, DbLockMode.NAMED, false)),
+
+	/** The same, reading the fencing token while held. */
+	DB_LOCK_NAMED_TOKEN("db-lock NAMED + token", false, Set.of(1, 2),
+			(dataSource, prepare) -> new DbLockModeContender(dataSource, prepare, DbLockMode.NAMED, true)),
+
+	/** db-lock's transaction mode: a row lock in a {@code TransactionTemplate}'s transaction. */
+	DB_LOCK_TRANSACTION("db-lock TRANSACTION", false, Set.of(1, 2),
+			(dataSource, prepare) -> new DbLockModeContender(dataSource, prepare, DbLockMode.TRANSACTION, false)),
+
+	/** The same, reading the fencing token while held. */
+	DB_LOCK_TRANSACTION_TOKEN("db-lock TRANSACTION + token", false, Set.of(1, 2),
+			(dataSource, prepare) -> new DbLockModeContender(dataSource, prepare, DbLockMode.TRANSACTION, true)),
+
+	/** The same on key rows inserted before the run, as the hand-written contender's are (scenario 2 only). */
+	DB_LOCK_TRANSACTION_ROWS_EXIST("db-lock TRANSACTION, rows exist", false, Set.of(2),
+			(dataSource, prepare) -> new DbLockModeContender(dataSource, prepare, DbLockMode.TRANSACTION, false, true)),
+
+	/** The transaction mode's hand-written counterpart: SELECT ... FOR UPDATE on a row that exists. */
+	SELECT_FOR_UPDATE("SELECT ... FOR UPDATE", false, Set.of(1, 2), SelectForUpdateContender::new);
 
 	private final String label;
 
 	private final boolean durable;
 
+	/** The scenarios it runs in; empty for all. */
+	private final Set<Integer> scenarios;
+
 	private final Factory factory;
 
 	ContenderKind(String label, boolean durable, Factory factory) {
+		this(label, durable, Set.of(), factory);
+	}
+
+	ContenderKind(String label, boolean durable, Set<Integer> scenarios, Factory factory) {
 		this.label = label;
 		this.durable = durable;
+		this.scenarios = scenarios;
 		this.factory = factory;
+	}
+
+	/**
+	 * What a lock mode of db-lock is compared with: its hand-written counterpart.
+	 * @return the counterpart, or {@code null} for the lease mode and the others
+	 */
+	public @Nullable ContenderKind counterpart() {
+		return switch (this) {
+			case DB_LOCK_NAMED, DB_LOCK_NAMED_TOKEN -> GET_LOCK;
+			case DB_LOCK_TRANSACTION, DB_LOCK_TRANSACTION_TOKEN, DB_LOCK_TRANSACTION_ROWS_EXIST -> SELECT_FOR_UPDATE;
+			default -> null;
+		};
+	}
+
+	/**
+	 * Whether it runs in a scenario: the lock modes' comparisons run in scenarios 1 and 2
+	 * only.
+	 * @param scenario the scenario's number
+	 * @return whether it runs there
+	 */
+	public boolean runsIn(int scenario) {
+		return this.scenarios.isEmpty() || this.scenarios.contains(scenario);
 	}
 
 	/**

@@ -1,5 +1,7 @@
 package io.github.dblock.benchmarks.contender;
 
+import java.util.stream.Stream;
+
 /**
  * One lock implementation under test, as the scenarios see it: take the lock of a key,
  * run a critical section, release the lock. Instances are shared by all threads of a run.
@@ -15,6 +17,15 @@ public interface LockContender extends AutoCloseable {
 	 * @throws Exception if the lock implementation failed
 	 */
 	boolean runLocked(String key, Runnable criticalSection) throws Exception;
+
+	/**
+	 * Called before each run, outside the measured time, with every key the run may lock
+	 * (and more): for a contender whose lock needs a row that exists beforehand. The
+	 * stream is lazy; the default ignores it.
+	 * @param keys the keys, possibly repeated
+	 */
+	default void prepareKeys(Stream<String> keys) {
+	}
 
 	/**
 	 * Frees what the contender holds: Spring contexts, lifecycle beans. The data source
