@@ -17,6 +17,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.transaction.IllegalTransactionStateException;
@@ -35,7 +36,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * the release, in autocommit; its settings are put back before it returns to the pool.</li>
  * </ul>
  * Every statement is bounded by the statement timeout, plus the wait for the statement that
- * waits.
+ * waits: as a query timeout and a network timeout, except on a named lock's connection,
+ * where the network timeout alone bounds them (its statements return at once or wait in
+ * the server for the time they give, and a network timeout closes the connection, which
+ * frees its locks), sparing the server-side timeout's cost on every statement.
  */
 public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 
@@ -114,11 +118,12 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 	@Override
 	public @Nullable NamedLock tryNamedLock(String key, Duration wait) {
 		Connection connection = this.leases.ownConnection();
+		JdbcTemplate jdbc = this.leases.templateWithoutQueryTimeout(connection);
 		long waitMillis = wait.toMillis();
 		boolean taken = false;
 		try {
-			taken = on(connection, waitMillis, (jdbc) -> this.dialect.namedLock(jdbc, key, waitMillis));
-			return taken ? new JdbcNamedLock(key, connection) : null;
+			taken = on(connection, waitMillis, jdbc, (statements) -> this.dialect.namedLock(statements, key, waitMillis));
+			return taken ? new JdbcNamedLock(key, connection, jdbc) : null;
 		}
 		finally {
 			if (!taken) {
@@ -141,9 +146,10 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 			.orElse(null);
 	}
 
-	private <T> T on(Connection connection, long waitMillis, Function<JdbcOperations, T> statements) {
+	private <T> T on(Connection connection, long waitMillis, JdbcTemplate jdbc,
+			Function<JdbcOperations, T> statements) {
 		try {
-			return this.leases.onConnection(connection, true, waitMillis, statements);
+			return this.leases.onConnection(connection, true, waitMillis, jdbc, statements);
 		}
 		catch (SQLException ex) {
 			throw this.leases.translate("Named lock statement", ex);
@@ -166,15 +172,18 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 
 		private final Connection connection;
 
-		JdbcNamedLock(String key, Connection connection) {
+		private final JdbcTemplate jdbc;
+
+		JdbcNamedLock(String key, Connection connection, JdbcTemplate jdbc) {
 			this.key = key;
 			this.connection = connection;
+			this.jdbc = jdbc;
 		}
 
 		@Override
 		public long nextToken() {
 			String sequence = dialect.tokenSequenceSql();
-			return on(this.connection, 0, (jdbc) -> (sequence != null)
+			return on(this.connection, 0, this.jdbc, (jdbc) -> (sequence != null)
 					? Objects.requireNonNull(jdbc.queryForObject(sequence, Long.class))
 					: dialect.nextCountedToken(jdbc, this.key, true));
 		}
@@ -192,7 +201,7 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 		@Override
 		public boolean release() {
 			try {
-				return on(this.connection, 0, (jdbc) -> dialect.namedUnlock(jdbc, this.key));
+				return on(this.connection, 0, this.jdbc, (jdbc) -> dialect.namedUnlock(jdbc, this.key));
 			}
 			catch (DataAccessException ex) {
 				// the pool must not lend a connection that may still hold the lock: closed for good

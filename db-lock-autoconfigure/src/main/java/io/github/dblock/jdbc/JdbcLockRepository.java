@@ -202,6 +202,41 @@ public class JdbcLockRepository implements LockRepository {
 	 */
 	<T> T onConnection(Connection connection, boolean autoCommitted, long waitMillis,
 			Function<JdbcOperations, T> statements) throws SQLException {
+		return onConnection(connection, autoCommitted, waitMillis, template(connection, waitMillis), statements);
+	}
+
+	/**
+	 * Statements on one connection, with the statement timeout plus {@code waitMillis} as
+	 * their query timeout (enforced by the database).
+	 */
+	JdbcTemplate template(Connection connection, long waitMillis) {
+		JdbcTemplate jdbc = new JdbcTemplate();
+		jdbc.setDataSource(new SingleConnectionDataSource(connection, true));
+		jdbc.setExceptionTranslator(this.exceptionTranslator);
+		jdbc.setQueryTimeout((int) Math.min(this.queryTimeoutSeconds + (waitMillis + 999) / 1000, Integer.MAX_VALUE));
+		return jdbc;
+	}
+
+	/**
+	 * Statements on one connection with no query timeout, bounded by the network timeout
+	 * alone: for a connection that holds a named lock, whose statements return at once or
+	 * wait in the server for a time they give, and where a network timeout closes the
+	 * connection (which frees its locks).
+	 */
+	JdbcTemplate templateWithoutQueryTimeout(Connection connection) {
+		JdbcTemplate jdbc = new JdbcTemplate();
+		jdbc.setDataSource(new SingleConnectionDataSource(connection, true));
+		jdbc.setExceptionTranslator(this.exceptionTranslator);
+		return jdbc;
+	}
+
+	/**
+	 * Runs statements with a template on a connection, within the network timeout of the
+	 * statement timeout plus {@code waitMillis}, in autocommit or not as asked; the
+	 * connection's settings are put back after them.
+	 */
+	<T> T onConnection(Connection connection, boolean autoCommitted, long waitMillis, JdbcTemplate jdbc,
+			Function<JdbcOperations, T> statements) throws SQLException {
 		boolean autoCommit = connection.getAutoCommit();
 		if (autoCommitted && !autoCommit) {
 			connection.setAutoCommit(true);
@@ -209,10 +244,6 @@ public class JdbcLockRepository implements LockRepository {
 		int networkTimeout = connection.getNetworkTimeout();
 		connection.setNetworkTimeout(CALLER_RUNS, (int) Math.min(this.networkTimeoutMillis + waitMillis, Integer.MAX_VALUE));
 		try {
-			JdbcTemplate jdbc = new JdbcTemplate();
-			jdbc.setDataSource(new SingleConnectionDataSource(connection, true));
-			jdbc.setExceptionTranslator(this.exceptionTranslator);
-			jdbc.setQueryTimeout((int) Math.min(this.queryTimeoutSeconds + (waitMillis + 999) / 1000, Integer.MAX_VALUE));
 			T result = statements.apply(jdbc);
 			if (result == null) {
 				throw new IllegalStateException("No result from " + this.dialect);

@@ -1,5 +1,8 @@
 package io.github.dblock.jdbc;
 
+import org.springframework.dao.DataAccessException;
+import org.springframework.jdbc.core.JdbcOperations;
+
 /**
  * MariaDB 10.6 and later. Keys compare byte for byte without padding
  * ({@code utf8mb4_nopad_bin}).
@@ -12,6 +15,23 @@ public class MariaDbDialect extends MySqlFamilyDialect {
 	 */
 	public MariaDbDialect(String table) {
 		super("mariadb", table);
+	}
+
+	/**
+	 * The insert alone, told not to wait for a row lock: an {@code INSERT IGNORE} of a key
+	 * that exists takes a shared lock on its row, and would wait while another transaction
+	 * holds the row; a lock-wait timeout at once says the row exists.
+	 */
+	@Override
+	public void ensureKeyRow(JdbcOperations jdbc, String key) {
+		try {
+			jdbc.update("SET STATEMENT innodb_lock_wait_timeout = 0 FOR " + insertKeyRowSql(), key);
+		}
+		catch (DataAccessException ex) {
+			if (!isLockWaitTimeout(ex)) {
+				throw ex;
+			}
+		}
 	}
 
 	/** A sequence of its own: the lease tokens come from {@code AUTO_INCREMENT}. */

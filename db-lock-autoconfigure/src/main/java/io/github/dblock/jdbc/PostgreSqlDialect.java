@@ -83,6 +83,15 @@ public class PostgreSqlDialect extends SqlDialect {
 	}
 
 	/**
+	 * The insert alone: {@code ON CONFLICT DO NOTHING} waits only for a transaction still
+	 * inserting the key, never for a row another transaction has locked.
+	 */
+	@Override
+	public void ensureKeyRow(JdbcOperations jdbc, String key) {
+		insertKeyRow(jdbc, key);
+	}
+
+	/**
 	 * An error aborts PostgreSQL's whole transaction, so the wait runs inside a savepoint:
 	 * {@code SET LOCAL lock_timeout} (milliseconds), {@code FOR UPDATE}, the setting put back;
 	 * on a timeout (or any failure) the savepoint is rolled back, which leaves the caller's

@@ -344,14 +344,8 @@ public abstract class SqlDialect {
 	 * @param key the key
 	 */
 	public void ensureKeyRow(JdbcOperations jdbc, String key) {
-		if (!jdbc.queryForList("SELECT 1 FROM " + keyTable() + " WHERE lock_key = ?", Integer.class, key).isEmpty()) {
-			return;
-		}
-		try {
-			jdbc.update(insertKeyRowSql(), key);
-		}
-		catch (DuplicateKeyException ex) {
-			// inserted meanwhile by another caller
+		if (jdbc.queryForList("SELECT 1 FROM " + keyTable() + " WHERE lock_key = ?", Integer.class, key).isEmpty()) {
+			insertKeyRow(jdbc, key);
 		}
 	}
 
@@ -361,6 +355,21 @@ public abstract class SqlDialect {
 	 */
 	protected String insertKeyRowSql() {
 		return "INSERT INTO " + keyTable() + " (lock_key) VALUES (?)";
+	}
+
+	/**
+	 * Runs {@link #insertKeyRowSql()} for {@link #ensureKeyRow}: a duplicate key is a row
+	 * that exists.
+	 * @param jdbc runs it, in autocommit
+	 * @param key the key
+	 */
+	protected final void insertKeyRow(JdbcOperations jdbc, String key) {
+		try {
+			jdbc.update(insertKeyRowSql(), key);
+		}
+		catch (DuplicateKeyException ex) {
+			// inserted meanwhile by another caller
+		}
 	}
 
 	/**
