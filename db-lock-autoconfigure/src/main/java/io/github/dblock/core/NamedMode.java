@@ -252,7 +252,7 @@ final class NamedMode implements AutoCloseable {
 	}
 
 	/** A named lock held by one thread, with its reentrant count and its token once drawn. */
-	private final class NamedHold {
+	private final class NamedHold implements UnleasedHandle.Hold {
 
 		final String key;
 
@@ -281,10 +281,21 @@ final class NamedMode implements AutoCloseable {
 
 		LockHandle reenter() {
 			this.count.incrementAndGet();
-			return new NamedHandle(this);
+			return new UnleasedHandle(this);
 		}
 
-		void countDown() {
+		@Override
+		public String key() {
+			return this.key;
+		}
+
+		@Override
+		public Optional<Instant> lostSince() {
+			return Optional.ofNullable(this.lostSince);
+		}
+
+		@Override
+		public void countDown() {
 			if (this.count.decrementAndGet() == 0) {
 				release(this);
 			}
@@ -297,11 +308,13 @@ final class NamedMode implements AutoCloseable {
 			}
 		}
 
-		boolean isHeld() {
+		@Override
+		public boolean isHeld() {
 			return !this.done && this.lostSince == null;
 		}
 
-		long token() {
+		@Override
+		public long token() {
 			this.io.lock();
 			try {
 				if (this.token == 0) {
@@ -323,48 +336,6 @@ final class NamedMode implements AutoCloseable {
 			finally {
 				this.io.unlock();
 			}
-		}
-
-	}
-
-	/** One acquisition's view of a named lock. */
-	private static final class NamedHandle extends ListedHandle {
-
-		private final NamedHold hold;
-
-		NamedHandle(NamedHold hold) {
-			this.hold = hold;
-		}
-
-		@Override
-		public String key() {
-			return this.hold.key;
-		}
-
-		@Override
-		public long fencingToken() {
-			return this.hold.token();
-		}
-
-		/** No lease: the lock lasts until released or until its connection ends. */
-		@Override
-		public Instant expiresAt() {
-			return Instant.MAX;
-		}
-
-		@Override
-		public boolean isHeld() {
-			return isOpen() && this.hold.isHeld();
-		}
-
-		@Override
-		public Optional<Instant> lostSince() {
-			return Optional.ofNullable(this.hold.lostSince);
-		}
-
-		@Override
-		void closed() {
-			this.hold.countDown();
 		}
 
 	}

@@ -140,7 +140,7 @@ final class TransactionMode {
 	}
 
 	/** A key's row locked by one transaction, and its token once drawn. */
-	private final class RowHold {
+	private final class RowHold implements UnleasedHandle.Hold {
 
 		final String key;
 
@@ -156,14 +156,31 @@ final class TransactionMode {
 		}
 
 		LockHandle handle() {
-			return new RowHandle(this);
+			return new UnleasedHandle(this);
 		}
 
-		boolean isHeld() {
+		@Override
+		public String key() {
+			return this.key;
+		}
+
+		@Override
+		public boolean isHeld() {
 			return !this.holds.ended;
 		}
 
-		long token() {
+		/** The transaction ends the lock, not the handles. */
+		@Override
+		public Optional<Instant> lostSince() {
+			return Optional.empty();
+		}
+
+		@Override
+		public void countDown() {
+		}
+
+		@Override
+		public long token() {
 			// a lock, not a monitor: no virtual thread is pinned across the statement
 			this.io.lock();
 			try {
@@ -189,48 +206,6 @@ final class TransactionMode {
 				}
 			}
 			return this.token;
-		}
-
-	}
-
-	/** One acquisition's view of a row lock. */
-	private static final class RowHandle extends ListedHandle {
-
-		private final RowHold hold;
-
-		RowHandle(RowHold hold) {
-			this.hold = hold;
-		}
-
-		@Override
-		public String key() {
-			return this.hold.key;
-		}
-
-		@Override
-		public long fencingToken() {
-			return this.hold.token();
-		}
-
-		/** No lease: the row lock lasts as long as the transaction. */
-		@Override
-		public Instant expiresAt() {
-			return Instant.MAX;
-		}
-
-		@Override
-		public boolean isHeld() {
-			return isOpen() && this.hold.isHeld();
-		}
-
-		@Override
-		public Optional<Instant> lostSince() {
-			return Optional.empty();
-		}
-
-		@Override
-		void closed() {
-			// the transaction's commit or rollback ends the lock
 		}
 
 	}

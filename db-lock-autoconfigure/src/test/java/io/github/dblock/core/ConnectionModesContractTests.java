@@ -116,13 +116,7 @@ abstract class ConnectionModesContractTests {
 			for (int i = 0; i < increments; i++) {
 				this.transactions.executeWithoutResult((status) -> {
 					LockHandle lock = node.acquire(request(DbLockMode.TRANSACTION, "counter", LONG_WAIT));
-					long value = this.jdbc.queryForObject(
-							"SELECT counter_value FROM db_lock_test_mode_counter WHERE id = 1", Long.class);
-					long token = lock.fencingToken();
-					if (this.jdbc.update("UPDATE db_lock_test_mode_counter SET counter_value = ?, fence = ? "
-							+ "WHERE id = 1 AND fence < ?", value + 1, token, token) == 0) {
-						refusedByFence.incrementAndGet();
-					}
+					incrementFenced(lock, refusedByFence);
 					assertThat(lock.isHeld()).isTrue();
 				});
 			}
@@ -250,13 +244,7 @@ abstract class ConnectionModesContractTests {
 					if (inside.incrementAndGet() > 1) {
 						overlaps.incrementAndGet();
 					}
-					long value = this.jdbc.queryForObject(
-							"SELECT counter_value FROM db_lock_test_mode_counter WHERE id = 1", Long.class);
-					long token = lock.fencingToken();
-					if (this.jdbc.update("UPDATE db_lock_test_mode_counter SET counter_value = ?, fence = ? "
-							+ "WHERE id = 1 AND fence < ?", value + 1, token, token) == 0) {
-						refusedByFence.incrementAndGet();
-					}
+					incrementFenced(lock, refusedByFence);
 					inside.decrementAndGet();
 				}
 			}
@@ -310,6 +298,17 @@ abstract class ConnectionModesContractTests {
 			.isThrownBy(() -> this.nodeA.acquire(request(DbLockMode.NAMED, "none", Duration.ZERO)))
 			.withMessageContaining("not available on");
 		assertThat(this.nodeA.namedLocksUnavailable()).isPresent();
+	}
+
+	/** Reads the counter and writes it one up with the lock's token, counting a write the fence refused. */
+	private void incrementFenced(LockHandle lock, AtomicInteger refusedByFence) {
+		long value = this.jdbc.queryForObject("SELECT counter_value FROM db_lock_test_mode_counter WHERE id = 1",
+				Long.class);
+		long token = lock.fencingToken();
+		if (this.jdbc.update("UPDATE db_lock_test_mode_counter SET counter_value = ?, fence = ? WHERE id = 1 AND fence < ?",
+				value + 1, token, token) == 0) {
+			refusedByFence.incrementAndGet();
+		}
 	}
 
 	/** Runs a task on a thread of its own; the future fails with what the task threw. */
