@@ -280,10 +280,10 @@ public class DbLockTemplate {
 	 * @param result what the work under the lock returned
 	 * @return the result
 	 * @throws LockLostException if the lease was lost and the policy is
-	 * {@link LostLeasePolicy#THROW}
+	 * {@link LostLeasePolicy#THROW} or {@link LostLeasePolicy#ROLLBACK}
 	 */
 	public <T> @Nullable T checkNotLost(LockHandle handle, @Nullable T result) {
-		if (this.onLostLease == LostLeasePolicy.THROW && handle.lostSince().isPresent()) {
+		if (this.onLostLease != LostLeasePolicy.LOG && handle.lostSince().isPresent()) {
 			throw new LockLostException(handle.key(), handle.lostSince().get(), result);
 		}
 		return result;

@@ -26,7 +26,18 @@ public class LockLostException extends DbLockException {
 	 * @param result what the method returned
 	 */
 	public LockLostException(String key, Instant lostSince, @Nullable Object result) {
-		super("Lock '" + key + "' was lost at " + lostSince + " while its holder ran: another owner may have run too");
+		this(key, lostSince, result, "another owner may have run too");
+	}
+
+	/**
+	 * Creates an exception that says what followed from the loss.
+	 * @param key the stored lock key
+	 * @param lostSince when the lease was found lost
+	 * @param result what the method returned, if it returned
+	 * @param consequence what followed, for the message
+	 */
+	public LockLostException(String key, Instant lostSince, @Nullable Object result, String consequence) {
+		super("Lock '" + key + "' was lost at " + lostSince + " while its holder ran: " + consequence);
 		this.key = key;
 		this.lostSince = lostSince;
 		this.result = result;

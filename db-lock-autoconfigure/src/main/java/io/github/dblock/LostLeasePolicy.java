@@ -14,6 +14,17 @@ public enum LostLeasePolicy {
 	/**
 	 * Return the method's result; the ERROR log is the only report.
 	 */
-	LOG
+	LOG,
+
+	/**
+	 * Make the holder's Spring transaction roll back instead of commit when its lock is no
+	 * longer held at commit (lease lost or over by the local clock, named lock's connection
+	 * lost), so that a stale holder's writes never commit; then throw
+	 * {@link LockLostException} as {@link #THROW} does. Checked just before every commit of
+	 * a transaction that began while the thread held a lock, on any transaction manager the
+	 * application's auto-configuration customizes ({@code DataSourceTransactionManager},
+	 * {@code JpaTransactionManager}).
+	 */
+	ROLLBACK
 
 }

@@ -179,6 +179,13 @@ public final class DbLockAutoConfiguration {
 	}
 
 	@Bean
+	@ConditionalOnClass(name = "org.springframework.transaction.TransactionExecutionListener")
+	@ConditionalOnProperty(name = "db-lock.on-lost-lease", havingValue = "rollback")
+	DbLockRollbackOnLostLease dbLockRollbackOnLostLease() {
+		return new DbLockRollbackOnLostLease();
+	}
+
+	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBooleanProperty(name = "db-lock.reaper.enabled", matchIfMissing = true)
 	LockReaper dbLockReaper(LockRepository repository, DbLockProperties properties) {

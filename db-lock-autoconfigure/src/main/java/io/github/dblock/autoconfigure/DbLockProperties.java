@@ -62,7 +62,9 @@ public class DbLockProperties {
 
 	/**
 	 * What a @DbLock method or DbLockTemplate.execute does when it returns and its lease
-	 * was lost while it ran.
+	 * was lost while it ran: throw a LockLostException, log, or (rollback) also make a
+	 * transaction that began while the lock was held roll back instead of commit when the
+	 * lock is no longer held at commit.
 	 */
 	private LostLeasePolicy onLostLease = LostLeasePolicy.THROW;
 

@@ -1,7 +1,9 @@
 package io.github.dblock.core;
 
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedDeque;
 
@@ -35,6 +37,24 @@ public final class HeldLocks {
 			}
 		}
 		return Optional.empty();
+	}
+
+	/**
+	 * The handles the current thread holds, outermost first.
+	 * @return the open handles, or an empty list outside a lock
+	 */
+	public static List<LockHandle> all() {
+		Deque<ListedHandle> held = handles.get();
+		if (held == null) {
+			return List.of();
+		}
+		List<LockHandle> open = new ArrayList<>();
+		for (ListedHandle handle : held) {
+			if (handle.isOpen()) {
+				open.add(handle);
+			}
+		}
+		return open;
 	}
 
 	/** Lists a new handle of the current thread; returns the list, to remove it from. */

@@ -104,6 +104,7 @@ final class NamedMode implements AutoCloseable {
 			}
 			if (lock == null) {
 				local.permit.release();
+				refuseIfClosed(key);
 				return null;
 			}
 			NamedHold hold = new NamedHold(key, local, lock);
@@ -210,12 +211,17 @@ final class NamedMode implements AutoCloseable {
 	}
 
 	/**
-	 * Refuses new acquisitions, gives holders up to {@code grace} to release, then releases
-	 * what is still held (marked lost) and stops the checks.
+	 * Refuses new acquisitions and the threads waiting for a key, at once; gives holders up
+	 * to {@code grace} to release, then releases what is still held (marked lost) and stops
+	 * the checks.
 	 * @param grace how long holders may still work
 	 */
 	void shutdown(Duration grace) {
 		this.closed = true;
+		for (LocalNamed local : this.keys.values()) {
+			// one more permit: each waiter in turn gets in, finds the mode shut down and passes it on
+			local.permit.release();
+		}
 		long deadline = System.nanoTime() + grace.toNanos();
 		while (!this.held.isEmpty() && System.nanoTime() - deadline < 0) {
 			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));

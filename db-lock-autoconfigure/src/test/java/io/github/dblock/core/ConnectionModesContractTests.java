@@ -292,6 +292,35 @@ abstract class ConnectionModesContractTests {
 	}
 
 	@Test
+	void aShutdownRefusesNamedWaitersAtOnceAndReleasesWhatIsHeld() throws Exception {
+		assumeTrue(hasNamedLocks(), "no named locks on this database");
+		LockHandle held = this.nodeA.acquire(request(DbLockMode.NAMED, "named-shutdown", Duration.ZERO));
+		CompletableFuture<Throwable> refused = new CompletableFuture<>();
+		Thread waiter = new Thread(() -> {
+			try {
+				this.nodeA.acquire(request(DbLockMode.NAMED, "named-shutdown", LONG_WAIT)).close();
+				refused.complete(null);
+			}
+			catch (Throwable ex) {
+				refused.complete(ex);
+			}
+		});
+		waiter.start();
+		while (waiter.getState() != Thread.State.TIMED_WAITING && !refused.isDone()) {
+			Thread.onSpinWait();
+		}
+		this.nodeA.shutdown(Duration.ZERO);
+		assertThat(refused.get(30, TimeUnit.SECONDS)).isInstanceOf(DbLockException.class)
+			.hasMessageContaining("shut down");
+		assertThat(held.isHeld()).isFalse();
+		assertThat(held.lostSince()).isPresent();
+		// released in the server: another node takes it
+		try (LockHandle other = this.nodeB.acquire(request(DbLockMode.NAMED, "named-shutdown", Duration.ZERO))) {
+			assertThat(other.isHeld()).isTrue();
+		}
+	}
+
+	@Test
 	void namedLocksWhereThereAreNoneAreAClearError() {
 		assumeTrue(!hasNamedLocks(), "this database has named locks");
 		assertThatExceptionOfType(DbLockException.class)
