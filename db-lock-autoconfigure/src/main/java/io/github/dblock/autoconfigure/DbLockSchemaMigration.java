@@ -7,7 +7,9 @@ import javax.sql.DataSource;
 import io.github.dblock.jdbc.SqlDialect;
 import org.flywaydb.core.Flyway;
 
+import org.springframework.beans.factory.BeanClassLoaderAware;
 import org.springframework.beans.factory.InitializingBean;
+import org.springframework.util.ClassUtils;
 
 /**
  * Creates and upgrades the lock table with db-lock's own Flyway migrations
@@ -15,11 +17,13 @@ import org.springframework.beans.factory.InitializingBean;
  * ({@code <table>_schema_history}) so that the application's migrations and history are
  * untouched. Several instances starting at once are serialized by Flyway's own lock.
  */
-public class DbLockSchemaMigration implements InitializingBean {
+public class DbLockSchemaMigration implements InitializingBean, BeanClassLoaderAware {
 
 	private final DataSource dataSource;
 
 	private final SqlDialect dialect;
+
+	private ClassLoader classLoader = DbLockSchemaMigration.class.getClassLoader();
 
 	/**
 	 * Creates the migration.
@@ -32,7 +36,13 @@ public class DbLockSchemaMigration implements InitializingBean {
 	}
 
 	@Override
+	public void setBeanClassLoader(ClassLoader classLoader) {
+		this.classLoader = classLoader;
+	}
+
+	@Override
 	public void afterPropertiesSet() {
+		checkFlywayModule();
 		Flyway.configure(DbLockSchemaMigration.class.getClassLoader())
 			.dataSource(this.dataSource)
 			.locations("classpath:db/db-lock/" + this.dialect.name())
@@ -43,6 +53,26 @@ public class DbLockSchemaMigration implements InitializingBean {
 			.baselineVersion("0")
 			.load()
 			.migrate();
+	}
+
+	/**
+	 * Fails with what to add when Flyway's module for the database is missing: db-lock does
+	 * not force the modules of every database on its users.
+	 */
+	private void checkFlywayModule() {
+		String[] module = switch (this.dialect.name()) {
+			case "mysql", "mariadb" -> new String[] { "org.flywaydb.database.mysql.MySQLDatabaseType", "flyway-mysql" };
+			case "postgresql" -> new String[] { "org.flywaydb.database.postgresql.PostgreSQLDatabaseType",
+					"flyway-database-postgresql" };
+			default -> null;
+		};
+		if (module != null && !ClassUtils.isPresent(module[0], this.classLoader)) {
+			throw new DbLockConfigurationException("db-lock's schema migration on " + this.dialect.name()
+					+ " needs Flyway's module for that database, which is not on the class path.",
+					"Add the dependency org.flywaydb:" + module[1] + " (its version comes from Spring Boot's "
+							+ "dependency management), or set db-lock.schema.migrate=false and create the tables "
+							+ "from db-lock's scripts yourself.");
+		}
 	}
 
 }

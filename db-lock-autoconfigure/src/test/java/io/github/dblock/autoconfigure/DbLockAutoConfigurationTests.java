@@ -39,6 +39,7 @@ import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfigu
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.core.NestedExceptionUtils;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 
@@ -68,14 +69,18 @@ class DbLockAutoConfigurationTests {
 				.hasSingleBean(LockEngine.class)
 				.hasSingleBean(JdbcLockRepository.class)
 				.hasSingleBean(DbLockSchemaMigration.class)
-				.hasSingleBean(DbLockAdvisor.class);
+				.hasBean("dbLockAdvisor")
+				.hasBean("dbLockTransactionModeAdvisor");
 			assertThat(context.getBean(SqlDialect.class)).isInstanceOf(H2Dialect.class);
 			DbLockProperties properties = context.getBean(DbLockProperties.class);
 			assertThat(properties.getTableName()).isEqualTo("db_lock");
 			assertThat(properties.getKeyPrefix()).isEmpty();
 			assertThat(properties.getDefaultWait()).isEqualTo(Duration.ofSeconds(3));
 			assertThat(properties.getDefaultLease()).isEqualTo(Duration.ofSeconds(30));
-			assertThat(context.getBean(DbLockAdvisor.class).getOrder()).isEqualTo(properties.getOrder());
+			assertThat(context.getBean("dbLockAdvisor", DbLockAdvisor.class).getOrder()).isEqualTo(properties.getOrder());
+			DbLockAdvisor transactionMode = context.getBean("dbLockTransactionModeAdvisor", DbLockAdvisor.class);
+			assertThat(transactionMode.isTransactionMode()).isTrue();
+			assertThat(transactionMode.getOrder()).isEqualTo(properties.getTransactionModeOrder());
 			JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
 			assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM db_lock", Integer.class)).isZero();
 			assertThat(jdbc.queryForList("SELECT \"version\" FROM \"db_lock_schema_history\" WHERE \"success\"", String.class))
@@ -126,7 +131,7 @@ class DbLockAutoConfigurationTests {
 				assertThat(properties.getDialect()).isEqualTo(DbLockProperties.Dialect.H2);
 				assertThat(properties.getBackoff().getInitial()).isEqualTo(Duration.ofMillis(1));
 				assertThat(properties.getBackoff().getMax()).isEqualTo(Duration.ofMillis(20));
-				assertThat(context.getBean(DbLockAdvisor.class).getOrder()).isEqualTo(42);
+				assertThat(context.getBean("dbLockAdvisor", DbLockAdvisor.class).getOrder()).isEqualTo(42);
 				JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
 				List<String> keys = context.getBean(LockedService.class).keysWhileLocked(jdbc, 42L);
 				assertThat(keys).containsExactly("billing:order:42");
@@ -295,6 +300,26 @@ class DbLockAutoConfigurationTests {
 				.rootCause()
 				.isInstanceOf(DbLockConfigurationException.class)
 				.hasMessageContaining("db-lock.dialect=postgresql does not match the database, which is mariadb"));
+	}
+
+	@Test
+	void withoutFlywaysModuleForTheDatabaseStartUpSaysWhichToAdd() {
+		TestDatabase.Connection mariadb = TestDatabase.MARIADB.connection();
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+					DataSourceTransactionManagerAutoConfiguration.class, DbLockAutoConfiguration.class))
+			.withClassLoader(new FilteredClassLoader("org.flywaydb.database.mysql"))
+			.withPropertyValues("spring.datasource.url=" + mariadb.url(), "spring.datasource.username=" + mariadb.user(),
+					"spring.datasource.password=" + mariadb.password())
+			.run((context) -> {
+				assertThat(context).getFailure()
+					.rootCause()
+					.isInstanceOf(DbLockConfigurationException.class)
+					.hasMessageContaining("needs Flyway's module for that database");
+				assertThat(((DbLockConfigurationException) NestedExceptionUtils
+					.getMostSpecificCause(context.getStartupFailure())).getAction())
+					.contains("org.flywaydb:flyway-mysql");
+			});
 	}
 
 	@Test
