@@ -2,7 +2,9 @@ package io.github.dblock.core;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
@@ -135,6 +137,10 @@ final class TransactionMode {
 		public void afterCompletion(int status) {
 			this.holds.ended = true;
 			TransactionSynchronizationManager.unbindResourceIfPossible(this.mode);
+			// the transaction ended the locks: their handles leave the thread's list, closed or not
+			for (RowHold hold : this.holds.byKey.values()) {
+				hold.handles.forEach(UnleasedHandle::close);
+			}
 		}
 
 	}
@@ -148,6 +154,9 @@ final class TransactionMode {
 
 		private final ReentrantLock io = new ReentrantLock();
 
+		/** Its handles, which the end of the transaction closes. */
+		final List<UnleasedHandle> handles = new ArrayList<>();
+
 		private long token;
 
 		RowHold(String key, Holds holds) {
@@ -156,7 +165,9 @@ final class TransactionMode {
 		}
 
 		LockHandle handle() {
-			return new UnleasedHandle(this);
+			UnleasedHandle handle = new UnleasedHandle(this);
+			this.handles.add(handle);
+			return handle;
 		}
 
 		@Override

@@ -225,6 +225,8 @@ abstract class ConnectionModesContractTests {
 		assertThat(handle.isHeld()).isFalse();
 		assertThatExceptionOfType(DbLockException.class).isThrownBy(handle::fencingToken)
 			.withMessageContaining("ended with the transaction");
+		// not closed by the caller, yet no longer among the thread's locks
+		assertThat(io.github.dblock.DbLockContext.current()).isEmpty();
 	}
 
 	// the named mode
