@@ -8,6 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -172,6 +173,10 @@ final class NamedMode implements AutoCloseable {
 	}
 
 	private void release(NamedHold hold) {
+		if (!hold.released.compareAndSet(false, true)) {
+			// released already, by the shutdown: its handle closed after
+			return;
+		}
 		this.held.remove(hold);
 		hold.io.lock();
 		try {
@@ -272,6 +277,9 @@ final class NamedMode implements AutoCloseable {
 		final ReentrantLock io = new ReentrantLock();
 
 		private final AtomicInteger count = new AtomicInteger();
+
+		/** Released once, by its last handle's close or by the shutdown, whichever is first. */
+		final AtomicBoolean released = new AtomicBoolean();
 
 		private long token;
 
