@@ -112,6 +112,11 @@ final class NamedMode implements AutoCloseable {
 			local.hold = hold;
 			this.held.add(hold);
 			kept = true;
+			if (this.closed) {
+				// taken while the mode shut down: given back, so that no connection stays pinned
+				release(hold);
+				refuseIfClosed(key);
+			}
 			return hold.reenter();
 		}
 		finally {
