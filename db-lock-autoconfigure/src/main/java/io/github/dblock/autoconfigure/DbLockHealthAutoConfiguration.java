@@ -1,0 +1,31 @@
+package io.github.dblock.autoconfigure;
+
+import io.github.dblock.actuate.DbLockHealthIndicator;
+import io.github.dblock.jdbc.LockRepository;
+import io.github.dblock.jdbc.SqlDialect;
+
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The {@code dbLock} health indicator ({@link DbLockHealthIndicator}), where Spring Boot's
+ * health support is on the classpath; off with {@code management.health.db-lock.enabled=false}.
+ */
+@AutoConfiguration(after = DbLockAutoConfiguration.class)
+@ConditionalOnClass(HealthIndicator.class)
+@ConditionalOnBean({ LockRepository.class, SqlDialect.class })
+@ConditionalOnEnabledHealthIndicator("db-lock")
+public final class DbLockHealthAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean(name = "dbLockHealthIndicator")
+	DbLockHealthIndicator dbLockHealthIndicator(LockRepository repository, SqlDialect dialect) {
+		return new DbLockHealthIndicator(repository, dialect);
+	}
+
+}
