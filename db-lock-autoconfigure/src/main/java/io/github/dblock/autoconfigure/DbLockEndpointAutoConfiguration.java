@@ -12,25 +12,33 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 /**
  * The {@code dblock} actuator endpoint ({@link DbLockEndpoint}), where Spring Boot's
- * actuator is on the classpath, when it is available: its access not
- * {@code management.endpoint.dblock.access=none}, and exposed
- * ({@code management.endpoints.web.exposure.include=dblock}, or over JMX).
+ * actuator ({@code spring-boot-actuator-autoconfigure}) is on the classpath, when the
+ * endpoint is available: its access not {@code management.endpoint.dblock.access=none},
+ * and exposed ({@code management.endpoints.web.exposure.include=dblock}, or over JMX).
  */
 @AutoConfiguration(after = DbLockAutoConfiguration.class)
 @ConditionalOnClass(value = Endpoint.class,
 		name = "org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint")
 @ConditionalOnBean({ LockRepository.class, LockEngine.class })
-@ConditionalOnAvailableEndpoint(DbLockEndpoint.class)
 @EnableConfigurationProperties(DbLockEndpointProperties.class)
 public final class DbLockEndpointAutoConfiguration {
 
-	@Bean
-	@ConditionalOnMissingBean
-	DbLockEndpoint dbLockEndpoint(LockRepository repository, LockEngine engine, DbLockEndpointProperties properties) {
-		return new DbLockEndpoint(repository, engine, properties.getMaxRows());
+	/** Apart, so that its condition is read only where the actuator is present. */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnAvailableEndpoint(DbLockEndpoint.class)
+	static class Available {
+
+		@Bean
+		@ConditionalOnMissingBean
+		DbLockEndpoint dbLockEndpoint(LockRepository repository, LockEngine engine,
+				DbLockEndpointProperties properties) {
+			return new DbLockEndpoint(repository, engine, properties.getMaxRows());
+		}
+
 	}
 
 }
