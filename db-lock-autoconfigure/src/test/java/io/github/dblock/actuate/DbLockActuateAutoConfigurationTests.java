@@ -18,9 +18,11 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.autoconfigure.registry.HealthContributorRegistryAutoConfiguration;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.health.registry.HealthContributorRegistry;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
@@ -126,6 +128,13 @@ class DbLockActuateAutoConfigurationTests {
 			assertThat(health.getStatus()).isEqualTo(Status.UP);
 			assertThat(health.getDetails()).containsEntry("dialect", "h2").containsEntry("table", "db_lock");
 		});
+	}
+
+	@Test
+	void healthIsContributedAsDbLock() {
+		this.contextRunner.withConfiguration(AutoConfigurations.of(HealthContributorRegistryAutoConfiguration.class))
+			.run((context) -> assertThat(context.getBean(HealthContributorRegistry.class).getContributor("dbLock"))
+				.isInstanceOf(DbLockHealthIndicator.class));
 	}
 
 	@Test
