@@ -88,11 +88,9 @@ public class DbLockMetrics implements LockListener, MeterBinder {
 	public void bindTo(MeterRegistry registry) {
 		Gauge.builder(HELD_COUNT, this.engine, (engine) -> engine.held().size())
 			.description("Locks the threads of this JVM hold now")
-			.baseUnit("locks")
 			.register(registry);
 		Gauge.builder(WAITING, this.engine, LockEngine::localWaiters)
 			.description("Threads of this JVM waiting for a key another of its threads holds or asks for")
-			.baseUnit("threads")
 			.register(registry);
 		this.registries.add(new Bound(registry));
 	}
@@ -183,11 +181,9 @@ public class DbLockMetrics implements LockListener, MeterBinder {
 			this.held = Timer.builder(HELD).description("How long a thread held a db-lock").withRegistry(registry);
 			this.lost = Counter.builder(LOST)
 				.description("db-locks found lost while held")
-				.baseUnit("locks")
 				.withRegistry(registry);
 			this.reaped = Counter.builder(REAPED)
 				.description("Expired rows of the lock table the reaper deleted")
-				.baseUnit("rows")
 				.register(registry);
 		}
 

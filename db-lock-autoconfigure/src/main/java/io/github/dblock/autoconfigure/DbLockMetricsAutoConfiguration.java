@@ -29,8 +29,10 @@ public final class DbLockMetricsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	LockNameTag dbLockNameTag(DbLockProperties properties) {
-		return LockNameTag.firstSegment(properties.getKeyPrefix());
+	LockNameTag dbLockNameTag(ObjectProvider<DbLockProperties> properties) {
+		// an engine of the application's own may come without db-lock's properties
+		DbLockProperties configured = properties.getIfAvailable();
+		return LockNameTag.firstSegment((configured != null) ? configured.getKeyPrefix() : "");
 	}
 
 	@Bean
