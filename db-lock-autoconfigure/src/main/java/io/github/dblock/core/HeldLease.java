@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.locks.ReentrantLock;
 
+import io.github.dblock.DbLockMode;
 import io.github.dblock.jdbc.Lease;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -64,8 +65,12 @@ final class HeldLease {
 	/** Whether its last renewal together with others failed: it is renewed alone. */
 	volatile boolean renewAlone;
 
-	HeldLease(LocalKey local, Lease lease, LockRequest request, long sentAt) {
+	/** Told of a loss. */
+	private final Events events;
+
+	HeldLease(LocalKey local, Lease lease, LockRequest request, long sentAt, Events events) {
 		this.local = local;
+		this.events = events;
 		this.lease = lease;
 		this.duration = request.lease();
 		this.renewed = request.renewed();
@@ -121,6 +126,7 @@ final class HeldLease {
 		if (holder != null) {
 			holder.lost(now);
 		}
+		this.events.lost(this.lease.key(), DbLockMode.LEASE);
 		logger.error("Lost lock '" + this.lease.key() + "' (owner " + this.lease.owner() + ", token "
 				+ this.lease.token() + ") at " + now + ": " + reason + "; another owner may hold it now");
 	}

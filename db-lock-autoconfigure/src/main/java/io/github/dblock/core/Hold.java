@@ -23,6 +23,9 @@ final class Hold {
 
 	final Thread thread = Thread.currentThread();
 
+	/** The {@link System#nanoTime()} this hold began. */
+	final long startedAt = System.nanoTime();
+
 	private final AtomicInteger count = new AtomicInteger();
 
 	private final Consumer<Hold> release;

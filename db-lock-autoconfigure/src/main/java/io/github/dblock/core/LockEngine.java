@@ -2,6 +2,8 @@ package io.github.dblock.core;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -84,6 +86,8 @@ public final class LockEngine implements AutoCloseable {
 
 	private final @Nullable NamedMode named;
 
+	private final Events events = new Events();
+
 	private volatile boolean closed;
 
 	/**
@@ -108,9 +112,65 @@ public final class LockEngine implements AutoCloseable {
 		this.settings = settings;
 		this.mode = new LeaseMode(repository);
 		this.watchdog = new LeaseWatchdog(this.mode);
-		this.releases = new ReleasePath(this.mode, this.watchdog, this.keys, settings);
-		this.transactions = (connectionLocks != null) ? new TransactionMode(connectionLocks, settings.backoff()) : null;
-		this.named = (connectionLocks != null) ? new NamedMode(connectionLocks, settings.backoff()) : null;
+		this.releases = new ReleasePath(this.mode, this.watchdog, this.keys, settings, this.events);
+		this.transactions = (connectionLocks != null)
+				? new TransactionMode(connectionLocks, settings.backoff(), this.events) : null;
+		this.named = (connectionLocks != null) ? new NamedMode(connectionLocks, settings.backoff(), this.events) : null;
+	}
+
+	/**
+	 * Adds a listener, told of every acquisition, release and lost lock from now on.
+	 * @param listener the listener
+	 */
+	public void addListener(LockListener listener) {
+		this.events.add(listener);
+	}
+
+	/**
+	 * Removes a listener.
+	 * @param listener the listener
+	 * @return whether it was one of this engine's
+	 */
+	public boolean removeListener(LockListener listener) {
+		return this.events.remove(listener);
+	}
+
+	/**
+	 * The locks the threads of this JVM hold now, in the lease and named modes, and in the
+	 * transaction mode until their transaction ends.
+	 * @return the held locks, in no particular order
+	 */
+	public List<HeldKey> held() {
+		List<HeldKey> held = new ArrayList<>();
+		long now = System.nanoTime();
+		for (LocalKey local : this.keys.inUse()) {
+			Hold hold = local.hold;
+			if (hold != null && !hold.done) {
+				held.add(new HeldKey(local.key, DbLockMode.LEASE, hold.thread.getName(),
+						Duration.ofNanos(now - hold.startedAt)));
+			}
+		}
+		if (this.named != null) {
+			this.named.held(held, now);
+		}
+		if (this.transactions != null) {
+			this.transactions.held(held, now);
+		}
+		return held;
+	}
+
+	/**
+	 * How many threads of this JVM wait now for a key another of its threads holds or asks
+	 * the database for, in the lease and named modes (the transaction mode waits in the
+	 * database).
+	 * @return the number of local waiters
+	 */
+	public int localWaiters() {
+		int waiting = 0;
+		for (LocalKey local : this.keys.inUse()) {
+			waiting += local.gate.queued();
+		}
+		return waiting + ((this.named != null) ? this.named.waiting() : 0);
 	}
 
 	/**
@@ -181,6 +241,26 @@ public final class LockEngine implements AutoCloseable {
 	 * @throws InterruptedException if the thread is interrupted while waiting
 	 */
 	public @Nullable LockHandle acquireInterruptibly(LockRequest request) throws InterruptedException {
+		long start = System.nanoTime();
+		LockHandle handle;
+		try {
+			handle = acquireNow(request);
+		}
+		catch (InterruptedException | RuntimeException | Error ex) {
+			this.events.notAcquired(request.key(), request.mode(), LockListener.Outcome.FAILED, System.nanoTime() - start);
+			throw ex;
+		}
+		if (handle != null) {
+			this.events.acquired(request.key(), request.mode(), System.nanoTime() - start);
+		}
+		else {
+			this.events.notAcquired(request.key(), request.mode(), LockListener.Outcome.TIMED_OUT,
+					System.nanoTime() - start);
+		}
+		return handle;
+	}
+
+	private @Nullable LockHandle acquireNow(LockRequest request) throws InterruptedException {
 		String key = request.key();
 		checkKey(key);
 		if (request.mode() != DbLockMode.LEASE) {
@@ -399,7 +479,7 @@ public final class LockEngine implements AutoCloseable {
 			long sentAt = System.nanoTime();
 			Lease acquired = this.mode.acquire(request);
 			if (acquired != null) {
-				HeldLease lease = new HeldLease(local, acquired, request, sentAt);
+				HeldLease lease = new HeldLease(local, acquired, request, sentAt, this.events);
 				if (this.closed) {
 					// taken while the engine shut down: given back, so that nothing of this JVM's stays
 					this.releases.end(lease, Duration.ZERO);

@@ -25,6 +25,8 @@ public final class LockReaper implements AutoCloseable {
 
 	private final ScheduledThreadPoolExecutor scheduler;
 
+	private final Events events = new Events();
+
 	/**
 	 * Creates a reaper; nothing runs until {@link #start(Duration)}.
 	 * @param repository where leases are kept
@@ -39,6 +41,14 @@ public final class LockReaper implements AutoCloseable {
 		CustomizableThreadFactory threads = new CustomizableThreadFactory("db-lock-reaper-");
 		threads.setDaemon(true);
 		this.scheduler = new ScheduledThreadPoolExecutor(1, threads);
+	}
+
+	/**
+	 * Adds a listener, told of each run that deleted rows ({@link LockListener#reaped(int)}).
+	 * @param listener the listener
+	 */
+	public void addListener(LockListener listener) {
+		this.events.add(listener);
 	}
 
 	/**
@@ -62,6 +72,9 @@ public final class LockReaper implements AutoCloseable {
 			total += deleted;
 		}
 		while (deleted == this.batchSize);
+		if (total > 0) {
+			this.events.reaped(total);
+		}
 		return total;
 	}
 

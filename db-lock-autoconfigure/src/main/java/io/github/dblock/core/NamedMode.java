@@ -2,6 +2,7 @@ package io.github.dblock.core;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -14,6 +15,7 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 import io.github.dblock.DbLockException;
+import io.github.dblock.DbLockMode;
 import io.github.dblock.LockHandle;
 import io.github.dblock.jdbc.ConnectionLockRepository;
 import io.github.dblock.jdbc.ConnectionLockRepository.NamedLock;
@@ -57,10 +59,13 @@ final class NamedMode implements AutoCloseable {
 
 	private final Availability availability;
 
+	private final Events events;
+
 	private volatile boolean closed;
 
-	NamedMode(ConnectionLockRepository repository, Backoff backoff) {
+	NamedMode(ConnectionLockRepository repository, Backoff backoff, Events events) {
 		this.repository = repository;
+		this.events = events;
 		this.backoff = backoff;
 		this.availability = new Availability("named", repository::namedLocksUnavailable);
 		CustomizableThreadFactory threads = new CustomizableThreadFactory("db-lock-named-check-");
@@ -198,7 +203,27 @@ final class NamedMode implements AutoCloseable {
 			hold.local.hold = null;
 			hold.local.permit.release();
 			exit(hold.local);
+			this.events.released(hold.key, DbLockMode.NAMED, System.nanoTime() - hold.startedAt);
 		}
+	}
+
+	/** Adds the locks held now. */
+	void held(List<HeldKey> held, long now) {
+		for (NamedHold hold : this.held) {
+			if (!hold.done) {
+				held.add(new HeldKey(hold.key, DbLockMode.NAMED, hold.thread.getName(),
+						Duration.ofNanos(now - hold.startedAt)));
+			}
+		}
+	}
+
+	/** How many threads wait for a key another thread of this JVM holds or asks for. */
+	int waiting() {
+		int waiting = 0;
+		for (LocalNamed local : this.keys.values()) {
+			waiting += local.permit.getQueueLength();
+		}
+		return waiting;
 	}
 
 	/** Marks held locks whose connection no longer answers as lost. */
@@ -278,6 +303,8 @@ final class NamedMode implements AutoCloseable {
 
 		final Thread thread = Thread.currentThread();
 
+		final long startedAt = System.nanoTime();
+
 		/** One statement at a time on the holding connection. */
 		final ReentrantLock io = new ReentrantLock();
 
@@ -324,6 +351,7 @@ final class NamedMode implements AutoCloseable {
 			if (this.lostSince == null) {
 				this.lostSince = Instant.now();
 				logger.error("Named lock '" + this.key + "' lost: " + why);
+				NamedMode.this.events.lost(this.key, DbLockMode.NAMED);
 			}
 		}
 

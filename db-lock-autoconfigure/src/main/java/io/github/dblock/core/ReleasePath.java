@@ -2,6 +2,8 @@ package io.github.dblock.core;
 
 import java.time.Duration;
 
+import io.github.dblock.DbLockMode;
+
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -44,7 +46,10 @@ final class ReleasePath {
 
 	private final long holdBackNanos;
 
-	ReleasePath(LockMode mode, LeaseWatchdog watchdog, LocalKeys keys, LockEngineSettings settings) {
+	private final Events events;
+
+	ReleasePath(LockMode mode, LeaseWatchdog watchdog, LocalKeys keys, LockEngineSettings settings, Events events) {
+		this.events = events;
 		this.mode = mode;
 		this.watchdog = watchdog;
 		this.keys = keys;
@@ -77,6 +82,7 @@ final class ReleasePath {
 			}
 			if (lease.remainingNanos() <= 0 && lease.lostAt == null) {
 				hold.lost(lease.deadlineInstant());
+				this.events.lost(lease.lease.key(), DbLockMode.LEASE);
 				logger.warn("Lock '" + lease.lease.key() + "' was released after its lease ended on the local clock (at "
 						+ lease.deadlineInstant() + "): another owner may have held it meanwhile");
 			}
@@ -94,6 +100,7 @@ final class ReleasePath {
 		}
 		finally {
 			this.keys.exit(local);
+			this.events.released(lease.lease.key(), DbLockMode.LEASE, System.nanoTime() - hold.startedAt);
 		}
 	}
 

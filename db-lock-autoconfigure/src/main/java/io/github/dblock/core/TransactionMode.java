@@ -7,10 +7,13 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 import io.github.dblock.DbLockException;
+import io.github.dblock.DbLockMode;
 import io.github.dblock.LockHandle;
 import io.github.dblock.jdbc.ConnectionLockRepository;
 import org.jspecify.annotations.Nullable;
@@ -36,8 +39,14 @@ final class TransactionMode {
 
 	private final Availability availability;
 
-	TransactionMode(ConnectionLockRepository repository, Backoff backoff) {
+	private final Events events;
+
+	/** The rows locked now by the transactions of this JVM. */
+	private final Set<RowHold> held = ConcurrentHashMap.newKeySet();
+
+	TransactionMode(ConnectionLockRepository repository, Backoff backoff, Events events) {
 		this.repository = repository;
+		this.events = events;
 		this.backoff = backoff;
 		this.availability = new Availability("transaction", repository::transactionLocksUnavailable);
 	}
@@ -73,6 +82,7 @@ final class TransactionMode {
 			if (lock(key, Duration.ofNanos(remaining))) {
 				RowHold hold = new RowHold(key, holds);
 				holds.byKey.put(key, hold);
+				this.held.add(hold);
 				return hold.handle();
 			}
 			remaining = deadline - System.nanoTime();
@@ -97,6 +107,14 @@ final class TransactionMode {
 		catch (DataAccessException ex) {
 			throw new DbLockException("Could not acquire lock '" + key + "' in the transaction mode: the database "
 					+ "failed (" + ex.getMessage() + ")", ex);
+		}
+	}
+
+	/** Adds the rows locked now. */
+	void held(List<HeldKey> held, long now) {
+		for (RowHold hold : this.held) {
+			held.add(new HeldKey(hold.key, DbLockMode.TRANSACTION, hold.thread.getName(),
+					Duration.ofNanos(now - hold.startedAt)));
 		}
 	}
 
@@ -140,6 +158,9 @@ final class TransactionMode {
 			// the transaction ended the locks: their handles leave the thread's list, closed or not
 			for (RowHold hold : this.holds.byKey.values()) {
 				hold.handles.forEach(UnleasedHandle::close);
+				this.mode.held.remove(hold);
+				this.mode.events.released(hold.key, DbLockMode.TRANSACTION,
+						System.nanoTime() - hold.startedAt);
 			}
 		}
 
@@ -151,6 +172,10 @@ final class TransactionMode {
 		final String key;
 
 		private final Holds holds;
+
+		final Thread thread = Thread.currentThread();
+
+		final long startedAt = System.nanoTime();
 
 		private final ReentrantLock io = new ReentrantLock();
 

@@ -165,6 +165,11 @@ public class JdbcLockRepository implements LockRepository {
 	}
 
 	@Override
+	public List<LockRow> rows(int limit) {
+		return onOwnConnection((jdbc) -> this.dialect.rows(jdbc, limit));
+	}
+
+	@Override
 	public int maxKeyLength() {
 		return MAX_KEY_LENGTH;
 	}

@@ -101,6 +101,17 @@ public interface LockRepository {
 	int deleteExpired(int limit);
 
 	/**
+	 * Reads rows of the lock table, in key order, for monitoring: whoever holds them, expired
+	 * or not.
+	 * @param limit the most rows to read
+	 * @return the rows
+	 * @throws UnsupportedOperationException if this repository cannot list its rows
+	 */
+	default List<LockRow> rows(int limit) {
+		throw new UnsupportedOperationException(getClass().getName() + " cannot list the rows of its lock table");
+	}
+
+	/**
 	 * The longest key the lock table holds.
 	 * @return the number of characters
 	 */

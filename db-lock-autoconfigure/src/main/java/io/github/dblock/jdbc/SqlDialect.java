@@ -317,6 +317,18 @@ public abstract class SqlDialect {
 	}
 
 	/**
+	 * Reads rows of the lock table in key order.
+	 * @param jdbc runs the statement
+	 * @param limit the most rows to read
+	 * @return the rows
+	 */
+	public List<LockRow> rows(JdbcOperations jdbc, int limit) {
+		return jdbc.query("SELECT lock_key, owner, token, acquired_at, expires_at FROM " + this.table
+				+ " ORDER BY lock_key LIMIT ?", (rs, i) -> new LockRow(rs.getString("lock_key"), rs.getString("owner"),
+						rs.getLong("token"), readInstant(rs, "acquired_at"), readInstant(rs, "expires_at")), limit);
+	}
+
+	/**
 	 * The table of the transaction mode's rows, one per key, which it locks: the lock
 	 * table's name followed by {@code _keys}.
 	 * @return the table's name

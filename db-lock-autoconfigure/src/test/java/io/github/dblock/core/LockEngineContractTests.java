@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.DbLockException;
+import io.github.dblock.DbLockMode;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
 import io.github.dblock.jdbc.JdbcLockRepository;
@@ -97,6 +98,52 @@ abstract class LockEngineContractTests {
 	void closeEngines() {
 		this.nodeA.close();
 		this.nodeB.close();
+	}
+
+	@Test
+	void listenersAreToldOfEachHoldAndTheirFailuresNeverReachTheCall() {
+		List<String> events = java.util.Collections.synchronizedList(new ArrayList<>());
+		LockListener failing = new LockListener() {
+			@Override
+			public void acquired(String key, DbLockMode mode, long waitedNanos) {
+				throw new IllegalStateException("a broken listener");
+			}
+
+			@Override
+			public void released(String key, DbLockMode mode, long heldNanos) {
+				throw new IllegalStateException("a broken listener");
+			}
+		};
+		LockListener recording = new LockListener() {
+			@Override
+			public void acquired(String key, DbLockMode mode, long waitedNanos) {
+				events.add("acquired " + key + " " + mode);
+			}
+
+			@Override
+			public void notAcquired(String key, DbLockMode mode, Outcome outcome, long waitedNanos) {
+				events.add(outcome + " " + key);
+			}
+
+			@Override
+			public void released(String key, DbLockMode mode, long heldNanos) {
+				events.add("released " + key);
+			}
+		};
+		this.nodeA.addListener(failing);
+		this.nodeA.addListener(recording);
+		this.nodeB.addListener(recording);
+		LockRequest request = new LockRequest("told", Duration.ZERO, LEASE, true, Duration.ZERO);
+		try (LockHandle outer = this.nodeA.acquire(request)) {
+			try (LockHandle inner = this.nodeA.acquire(request)) {
+				assertThat(this.nodeA.held()).singleElement()
+					.satisfies((held) -> assertThat(held.key()).isEqualTo("told"));
+			}
+			assertThat(this.nodeB.tryAcquire(request)).isEmpty();
+		}
+		assertThat(this.nodeA.held()).isEmpty();
+		assertThat(events).containsExactly("acquired told LEASE", "acquired told LEASE", "TIMED_OUT told",
+				"released told");
 	}
 
 	@Test

@@ -91,6 +91,21 @@ abstract class LockRepositoryContractTests {
 	}
 
 	@Test
+	void rowsAreReadInKeyOrderUpToTheLimit() {
+		Lease second = this.repository.tryAcquire("rows-b", "owner-b", LONG_LEASE).orElseThrow();
+		Lease first = this.repository.tryAcquire("rows-a", "owner-a", LONG_LEASE).orElseThrow();
+		this.repository.tryAcquire("rows-c", "owner-c", LONG_LEASE).orElseThrow();
+		List<LockRow> rows = this.repository.rows(2);
+		assertThat(rows).extracting(LockRow::key).containsExactly("rows-a", "rows-b");
+		LockRow row = rows.get(0);
+		assertThat(row.owner()).isEqualTo("owner-a");
+		assertThat(row.token()).isEqualTo(first.token());
+		assertThat(row.expiresAt()).isAfter(row.acquiredAt());
+		assertThat(rows.get(1).token()).isEqualTo(second.token());
+		assertThat(this.repository.rows(10)).hasSize(3);
+	}
+
+	@Test
 	void aHeldKeyIsNotAcquiredByAnotherOwner() {
 		Lease held = this.repository.tryAcquire("held", "owner-1", LONG_LEASE).orElseThrow();
 		assertThat(this.repository.tryAcquire("held", "owner-2", LONG_LEASE)).isEmpty();

@@ -1,0 +1,124 @@
+package io.github.dblock.actuate;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+import io.github.dblock.core.LockEngine;
+import io.github.dblock.jdbc.Lease;
+import io.github.dblock.jdbc.LockRepository;
+import io.github.dblock.jdbc.LockRow;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+
+/**
+ * The {@code dblock} actuator endpoint: reads the rows of the lock table and the locks this
+ * JVM holds, and force-releases one row given its key, owner and token.
+ */
+@Endpoint(id = "dblock")
+public class DbLockEndpoint {
+
+	private static final Log logger = LogFactory.getLog(DbLockEndpoint.class);
+
+	private final LockRepository repository;
+
+	private final LockEngine engine;
+
+	private final int maxRows;
+
+	/**
+	 * Creates the endpoint.
+	 * @param repository the lock table's repository
+	 * @param engine the engine, for the locks this JVM holds
+	 * @param maxRows the most rows a read lists
+	 */
+	public DbLockEndpoint(LockRepository repository, LockEngine engine, int maxRows) {
+		if (maxRows < 1) {
+			throw new IllegalArgumentException("The most rows the endpoint lists must be positive, got " + maxRows);
+		}
+		this.repository = repository;
+		this.engine = engine;
+		this.maxRows = maxRows;
+	}
+
+	/**
+	 * The rows of the lock table now (at most the limit, in key order) and the locks the
+	 * threads of this JVM hold.
+	 * @return the report
+	 */
+	@ReadOperation
+	public LocksReport locks() {
+		List<LockRow> rows = this.repository.rows(this.maxRows + 1);
+		boolean truncated = rows.size() > this.maxRows;
+		List<Row> listed = rows.stream()
+			.limit(this.maxRows)
+			.map((row) -> new Row(row.key(), row.owner(), row.token(), row.acquiredAt(), row.expiresAt()))
+			.toList();
+		List<Held> held = this.engine.held()
+			.stream()
+			.map((key) -> new Held(key.key(), key.mode().name().toLowerCase(java.util.Locale.ROOT), key.thread(),
+					key.heldFor()))
+			.toList();
+		return new LocksReport(listed, truncated, held);
+	}
+
+	/**
+	 * Deletes the row of a key if its owner and token are the ones given, and only then: for
+	 * a lock whose holder is known to be gone. A holder still running loses its lock (it
+	 * finds the row gone at its next renewal or release). Logged at WARN.
+	 * @param key the stored key
+	 * @param owner the row's owner, as the read lists it
+	 * @param token the row's token, as the read lists it
+	 * @return {@code released}: whether such a row was deleted
+	 */
+	@DeleteOperation
+	public Map<String, Object> release(@Selector String key, String owner, long token) {
+		boolean released = this.repository.release(new Lease(key, owner, token, Instant.EPOCH), Duration.ZERO);
+		if (released) {
+			logger.warn("Lock '" + key + "' (owner " + owner + ", token " + token
+					+ ") force-released through the dblock actuator endpoint");
+		}
+		else {
+			logger.warn("Force-release of lock '" + key + "' (owner " + owner + ", token " + token
+					+ ") through the dblock actuator endpoint found no such row; nothing was deleted");
+		}
+		return Map.of("key", key, "released", released);
+	}
+
+	/**
+	 * What the read operation returns.
+	 * @param rows the rows of the lock table, in key order
+	 * @param truncated whether the table has more rows than listed
+	 * @param heldHere the locks the threads of this JVM hold
+	 */
+	public record LocksReport(List<Row> rows, boolean truncated, List<Held> heldHere) {
+	}
+
+	/**
+	 * A row of the lock table.
+	 * @param key the stored key
+	 * @param owner the acquisition's owner id
+	 * @param token the database's fencing token
+	 * @param acquiredAt when it was taken, in the database's time
+	 * @param expiresAt when its lease ends, in the database's time (possibly past)
+	 */
+	public record Row(String key, String owner, long token, Instant acquiredAt, Instant expiresAt) {
+	}
+
+	/**
+	 * A lock a thread of this JVM holds.
+	 * @param key the stored key
+	 * @param mode {@code lease}, {@code transaction} or {@code named}
+	 * @param thread the holding thread's name
+	 * @param heldFor how long it has been held
+	 */
+	public record Held(String key, String mode, String thread, Duration heldFor) {
+	}
+
+}

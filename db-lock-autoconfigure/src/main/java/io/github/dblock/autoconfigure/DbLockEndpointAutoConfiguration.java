@@ -1,0 +1,44 @@
+package io.github.dblock.autoconfigure;
+
+import io.github.dblock.actuate.DbLockEndpoint;
+import io.github.dblock.core.LockEngine;
+import io.github.dblock.jdbc.LockRepository;
+
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The {@code dblock} actuator endpoint ({@link DbLockEndpoint}), where Spring Boot's
+ * actuator ({@code spring-boot-actuator-autoconfigure}) is on the classpath, when the
+ * endpoint is available: its access not {@code management.endpoint.dblock.access=none},
+ * and exposed ({@code management.endpoints.web.exposure.include=dblock}, or over JMX).
+ */
+@AutoConfiguration(after = DbLockAutoConfiguration.class)
+@ConditionalOnClass(value = Endpoint.class,
+		name = "org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint")
+@ConditionalOnBean({ LockRepository.class, LockEngine.class })
+@EnableConfigurationProperties(DbLockEndpointProperties.class)
+public final class DbLockEndpointAutoConfiguration {
+
+	/** Apart, so that its condition is read only where the actuator is present. */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnAvailableEndpoint(DbLockEndpoint.class)
+	static class Available {
+
+		@Bean
+		@ConditionalOnMissingBean
+		DbLockEndpoint dbLockEndpoint(LockRepository repository, LockEngine engine,
+				DbLockEndpointProperties properties) {
+			return new DbLockEndpoint(repository, engine, properties.getMaxRows());
+		}
+
+	}
+
+}

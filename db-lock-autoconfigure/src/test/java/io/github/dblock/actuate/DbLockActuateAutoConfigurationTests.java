@@ -1,0 +1,218 @@
+package io.github.dblock.actuate;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.github.dblock.DbLockTemplate;
+import io.github.dblock.LockAcquisitionException;
+import io.github.dblock.LockHandle;
+import io.github.dblock.autoconfigure.DbLockAutoConfiguration;
+import io.github.dblock.autoconfigure.DbLockEndpointAutoConfiguration;
+import io.github.dblock.autoconfigure.DbLockHealthAutoConfiguration;
+import io.github.dblock.autoconfigure.DbLockMetricsAutoConfiguration;
+import io.github.dblock.core.LockReaper;
+import io.github.dblock.jdbc.LockRepository;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.autoconfigure.registry.HealthContributorRegistryAutoConfiguration;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.health.registry.HealthContributorRegistry;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.util.TestPropertyValues;
+import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * Tests for db-lock's meters, health indicator and actuator endpoint, on an embedded H2
+ * per test.
+ */
+class DbLockActuateAutoConfigurationTests {
+
+	private static final AtomicLong databases = new AtomicLong();
+
+	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+				DataSourceTransactionManagerAutoConfiguration.class, JdbcTemplateAutoConfiguration.class,
+				TransactionAutoConfiguration.class,
+				DbLockAutoConfiguration.class, MetricsAutoConfiguration.class, DbLockMetricsAutoConfiguration.class,
+				DbLockHealthAutoConfiguration.class, DbLockEndpointAutoConfiguration.class))
+		.withUserConfiguration(Registry.class)
+		.withPropertyValues("management.endpoints.web.exposure.include=dblock", "db-lock.key-prefix=app")
+		.withInitializer((context) -> TestPropertyValues
+			.of("spring.datasource.url=jdbc:h2:mem:actuate" + databases.incrementAndGet() + ";DB_CLOSE_DELAY=-1")
+			.applyTo(context));
+
+	@Test
+	void metersCountAnAcquisitionAHoldAndATimeoutTaggedByName() {
+		this.contextRunner.run((context) -> {
+			DbLockTemplate template = context.getBean(DbLockTemplate.class);
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			try (LockHandle handle = template.acquire("order:42", Duration.ZERO, null)) {
+				assertThat(registry.get(DbLockMetrics.HELD_COUNT).gauge().value()).isEqualTo(1);
+			}
+			// another owner holds order:43: a zero wait times out
+			context.getBean(LockRepository.class).tryAcquire("app:order:43", "someone-else", Duration.ofMinutes(1));
+			assertThatExceptionOfType(LockAcquisitionException.class)
+				.isThrownBy(() -> template.acquire("order:43", Duration.ZERO, null));
+			Timer acquired = registry.get(DbLockMetrics.ACQUIRE)
+				.tags("name", "order", "mode", "lease", "outcome", "acquired")
+				.timer();
+			assertThat(acquired.count()).isEqualTo(1);
+			Timer timedOut = registry.get(DbLockMetrics.ACQUIRE)
+				.tags("name", "order", "mode", "lease", "outcome", "timed_out")
+				.timer();
+			assertThat(timedOut.count()).isEqualTo(1);
+			assertThat(registry.get(DbLockMetrics.HELD).tags("name", "order", "mode", "lease").timer().count())
+				.isEqualTo(1);
+			assertThat(registry.get(DbLockMetrics.HELD_COUNT).gauge().value()).isZero();
+			assertThat(registry.get(DbLockMetrics.WAITING).gauge().value()).isZero();
+			// one tag value per kind of lock, never one per order id
+			assertThat(registry.find(DbLockMetrics.ACQUIRE).timers()).extracting((timer) -> timer.getId().getTag("name"))
+				.containsOnly("order");
+		});
+	}
+
+	@Test
+	void nameTagsAreBoundedAndLostAndReapedLocksAreCounted() {
+		this.contextRunner.withPropertyValues("db-lock.metrics.max-names=2").run((context) -> {
+			DbLockTemplate template = context.getBean(DbLockTemplate.class);
+			MeterRegistry registry = context.getBean(MeterRegistry.class);
+			for (String key : new String[] { "a:1", "b:1", "c:1", "d:1" }) {
+				template.acquire(key, Duration.ZERO, null).close();
+			}
+			assertThat(registry.find(DbLockMetrics.ACQUIRE).timers()).extracting((timer) -> timer.getId().getTag("name"))
+				.containsExactlyInAnyOrder("a", "b", "other");
+			assertThat(registry.get(DbLockMetrics.ACQUIRE).tags("name", "other").timer().count()).isEqualTo(2);
+			// a row deleted under its holder: the release finds it gone, the lock was lost
+			LockHandle handle = template.acquire("order:1", Duration.ZERO, null);
+			context.getBean(JdbcTemplate.class).update("DELETE FROM db_lock");
+			handle.close();
+			assertThat(registry.get(DbLockMetrics.LOST).counter().count()).isEqualTo(1);
+			// an expired row of another owner: the reaper deletes it
+			context.getBean(LockRepository.class).tryAcquire("app:order:2", "gone", Duration.ofMillis(1));
+			context.getBean(JdbcTemplate.class).update("UPDATE db_lock SET expires_at = TIMESTAMPADD(HOUR, -1, expires_at)");
+			assertThat(context.getBean(LockReaper.class).reap()).isEqualTo(1);
+			assertThat(registry.get(DbLockMetrics.REAPED).counter().count()).isEqualTo(1);
+		});
+	}
+
+	@Test
+	void metricsBackOffWhenDisabledOrWithoutMicrometer() {
+		this.contextRunner.withPropertyValues("db-lock.metrics.enabled=false")
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(DbLockMetrics.class));
+		this.contextRunner.withClassLoader(new FilteredClassLoader("io.micrometer.core"))
+			.withConfiguration(AutoConfigurations.of(DbLockMetricsAutoConfiguration.class))
+			.run((context) -> assertThat(context).doesNotHaveBean(DbLockMetrics.class));
+	}
+
+	@Test
+	void healthIsUpWithTheDialectAndTable() {
+		this.contextRunner.run((context) -> {
+			Health health = context.getBean("dbLockHealthIndicator", HealthIndicator.class).health();
+			assertThat(health.getStatus()).isEqualTo(Status.UP);
+			assertThat(health.getDetails()).containsEntry("dialect", "h2").containsEntry("table", "db_lock");
+		});
+	}
+
+	@Test
+	void healthIsContributedAsDbLock() {
+		this.contextRunner.withConfiguration(AutoConfigurations.of(HealthContributorRegistryAutoConfiguration.class))
+			.run((context) -> assertThat(context.getBean(HealthContributorRegistry.class).getContributor("dbLock"))
+				.isInstanceOf(DbLockHealthIndicator.class));
+	}
+
+	@Test
+	void healthIsDownWithoutTheLockTable() {
+		this.contextRunner.withPropertyValues("db-lock.schema.migrate=false").run((context) -> {
+			Health health = context.getBean("dbLockHealthIndicator", HealthIndicator.class).health();
+			assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+			assertThat(health.getDetails()).containsEntry("table", "db_lock").containsKey("error");
+		});
+	}
+
+	@Test
+	void healthBacksOffWhenDisabledOrWithoutBootHealth() {
+		this.contextRunner.withPropertyValues("management.health.db-lock.enabled=false")
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(DbLockHealthIndicator.class));
+		this.contextRunner.withClassLoader(new FilteredClassLoader("org.springframework.boot.health"))
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean("dbLockHealthIndicator"));
+	}
+
+	@Test
+	void endpointListsAHeldLockAndForceReleasesItOnlyWithItsOwnerAndToken() {
+		this.contextRunner.run((context) -> {
+			DbLockTemplate template = context.getBean(DbLockTemplate.class);
+			DbLockEndpoint endpoint = context.getBean(DbLockEndpoint.class);
+			try (LockHandle handle = template.acquire("order:7", Duration.ZERO, null)) {
+				DbLockEndpoint.LocksReport report = endpoint.locks();
+				assertThat(report.truncated()).isFalse();
+				assertThat(report.rows()).singleElement().satisfies((row) -> {
+					assertThat(row.key()).isEqualTo("app:order:7");
+					assertThat(row.expiresAt()).isAfter(row.acquiredAt());
+				});
+				assertThat(report.heldHere()).singleElement().satisfies((held) -> {
+					assertThat(held.key()).isEqualTo("app:order:7");
+					assertThat(held.mode()).isEqualTo("lease");
+					assertThat(held.thread()).isEqualTo(Thread.currentThread().getName());
+				});
+				DbLockEndpoint.Row row = report.rows().get(0);
+				assertThat(endpoint.release(row.key(), row.owner(), row.token() + 1)).containsEntry("released", false);
+				assertThat(endpoint.release(row.key(), "someone-else", row.token())).containsEntry("released", false);
+				assertThat(endpoint.locks().rows()).hasSize(1);
+				assertThat(endpoint.release(row.key(), row.owner(), row.token())).containsEntry("released", true);
+				assertThat(endpoint.locks().rows()).isEmpty();
+			}
+		});
+	}
+
+	@Test
+	void endpointListsAtMostItsLimit() {
+		this.contextRunner.withPropertyValues("db-lock.endpoint.max-rows=2").run((context) -> {
+			LockRepository repository = context.getBean(LockRepository.class);
+			for (int i = 0; i < 3; i++) {
+				repository.tryAcquire("k" + i, "owner" + i, Duration.ofMinutes(1));
+			}
+			DbLockEndpoint.LocksReport report = context.getBean(DbLockEndpoint.class).locks();
+			assertThat(report.rows()).extracting(DbLockEndpoint.Row::key).containsExactly("k0", "k1");
+			assertThat(report.truncated()).isTrue();
+		});
+	}
+
+	@Test
+	void endpointBacksOffWhenNotAvailableOrWithoutTheActuator() {
+		// upper case: the runner's environment has no lenient enum conversion, an application's has
+		this.contextRunner.withPropertyValues("management.endpoint.dblock.access=NONE")
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(DbLockEndpoint.class));
+		this.contextRunner.withPropertyValues("management.endpoints.web.exposure.include=health")
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(DbLockEndpoint.class));
+		this.contextRunner.withClassLoader(new FilteredClassLoader("org.springframework.boot.actuate"))
+			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean("dbLockEndpoint"));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class Registry {
+
+		@Bean
+		SimpleMeterRegistry meterRegistry() {
+			return new SimpleMeterRegistry();
+		}
+
+	}
+
+}
