@@ -143,6 +143,18 @@ abstract class AbstractPaymentTests {
 	}
 
 	@Test
+	void actuatorShowsTheLocksHeldTheHealthAndTheMeters() {
+		assertThat(pay(ORDER).status()).isEqualTo(200);
+		try (LockHandle held = this.locks.acquire("PaymentService.pay:" + OTHER_ORDER, Duration.ZERO, null)) {
+			String locks = get("/actuator/dblock");
+			assertThat(locks).contains("sample:PaymentService.pay:" + OTHER_ORDER).contains("\"heldHere\"");
+		}
+		assertThat(get("/actuator/health")).contains("\"dbLock\"").contains("\"UP\"");
+		String acquisitions = get("/actuator/metrics/db.lock.acquire");
+		assertThat(acquisitions).contains("\"outcome\"").contains("acquired").contains("PaymentService.pay");
+	}
+
+	@Test
 	void unknownOrderIsNotFound() {
 		Response response = pay(999_999);
 
@@ -157,6 +169,12 @@ abstract class AbstractPaymentTests {
 			.returnResult(String.class);
 		String body = result.getResponseBody();
 		return new Response(result.getStatus().value(), (body != null) ? body : "", result.getResponseHeaders());
+	}
+
+	private String get(String path) {
+		EntityExchangeResult<String> result = this.client.get().uri(path).exchange().returnResult(String.class);
+		assertThat(result.getStatus().value()).as("GET %s", path).isEqualTo(200);
+		return (result.getResponseBody() != null) ? result.getResponseBody() : "";
 	}
 
 	private Order order(long orderId) {
