@@ -1,5 +1,7 @@
 package io.github.dblock.sample;
 
+import java.util.List;
+
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -7,7 +9,8 @@ import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * The REST API: {@code GET /orders/{id}} and {@code POST /orders/{id}/pay}.
+ * The REST API: {@code GET /orders}, {@code GET /orders/{id}} and
+ * {@code POST /orders/{id}/pay}.
  */
 @RestController
 @RequestMapping("/orders")
@@ -25,6 +28,15 @@ public class OrderController {
 	public OrderController(OrderRepository orders, PaymentService payments) {
 		this.orders = orders;
 		this.payments = payments;
+	}
+
+	/**
+	 * Lists the orders, by id, at most the first 100.
+	 * @return the orders
+	 */
+	@GetMapping
+	public List<Order> orders() {
+		return this.orders.findAll(100);
 	}
 
 	/**

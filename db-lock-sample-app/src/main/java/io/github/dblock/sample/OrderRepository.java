@@ -1,5 +1,6 @@
 package io.github.dblock.sample;
 
+import java.util.List;
 import java.util.Optional;
 
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -32,6 +33,18 @@ public class OrderRepository {
 			.param(id)
 			.query(Order.class)
 			.optional();
+	}
+
+	/**
+	 * Lists the orders, by id.
+	 * @param limit the most orders to list
+	 * @return the orders
+	 */
+	public List<Order> findAll(int limit) {
+		return this.jdbc.sql("SELECT id, amount, status, charge_count, payment_ref FROM sample_orders ORDER BY id LIMIT ?")
+			.param(limit)
+			.query(Order.class)
+			.list();
 	}
 
 	/**

@@ -155,11 +155,27 @@ abstract class AbstractPaymentTests {
 	}
 
 	@Test
+	void theListShowsTheOrdersWithTheirCharges() {
+		assertThat(pay(ORDER).status()).isEqualTo(200);
+		String list = get("/orders");
+		assertThat(list).contains("\"id\":" + ORDER).contains("\"id\":" + OTHER_ORDER).contains("\"chargeCount\":1");
+	}
+
+	@Test
 	void unknownOrderIsNotFound() {
 		Response response = pay(999_999);
 
 		assertThat(response.status()).isEqualTo(404);
 		assertThat(response.body()).contains("Order 999999 does not exist");
+	}
+
+	@Test
+	void everyErrorIsAProblemDetail() {
+		EntityExchangeResult<String> badId = this.client.get().uri("/orders/not-a-number").exchange()
+			.returnResult(String.class);
+		assertThat(badId.getStatus().value()).isEqualTo(400);
+		assertThat(badId.getResponseHeaders().getContentType()).hasToString("application/problem+json");
+		assertThat(pay(999_999).headers().getContentType()).hasToString("application/problem+json");
 	}
 
 	private Response pay(long orderId) {
