@@ -3,7 +3,6 @@ package io.github.dblock.jdbc;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -91,11 +90,11 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 
 	@Override
 	public long nextTransactionToken(String key) {
-		String sequence = this.dialect.tokenSequenceSql();
-		if (sequence == null) {
-			return this.leases.onOwnConnection((jdbc) -> this.dialect.nextCountedToken(jdbc, key, false));
+		// a counter commits on its own, so not on the caller's connection; a sequence is drawn there
+		if (this.dialect.tokenSequenceSql() == null) {
+			return this.leases.onOwnConnection((jdbc) -> this.dialect.drawToken(jdbc, key, false));
 		}
-		return inTransaction(0, (jdbc) -> Objects.requireNonNull(jdbc.queryForObject(sequence, Long.class)));
+		return inTransaction(0, (jdbc) -> this.dialect.drawToken(jdbc, key, false));
 	}
 
 	private <T> T inTransaction(long waitMillis, Function<JdbcOperations, T> statements) {
@@ -182,10 +181,7 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 
 		@Override
 		public long nextToken() {
-			String sequence = dialect.tokenSequenceSql();
-			return on(this.connection, 0, this.jdbc, (jdbc) -> (sequence != null)
-					? Objects.requireNonNull(jdbc.queryForObject(sequence, Long.class))
-					: dialect.nextCountedToken(jdbc, this.key, true));
+			return on(this.connection, 0, this.jdbc, (jdbc) -> dialect.drawToken(jdbc, this.key, true));
 		}
 
 		@Override

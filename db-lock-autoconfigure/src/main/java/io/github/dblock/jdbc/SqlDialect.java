@@ -452,6 +452,22 @@ public abstract class SqlDialect {
 	}
 
 	/**
+	 * Draws a key's next fencing token of the transaction or named mode: from
+	 * {@link #tokenSequenceSql()}, or where there is no sequence with
+	 * {@link #nextCountedToken}.
+	 * @param jdbc runs the statement on the connection that holds the lock (for a counter,
+	 * in autocommit)
+	 * @param key the stored key
+	 * @param named whether for the named mode, else the transaction mode
+	 * @return the token
+	 */
+	public final long drawToken(JdbcOperations jdbc, String key, boolean named) {
+		String sequence = tokenSequenceSql();
+		return (sequence != null) ? Objects.requireNonNull(jdbc.queryForObject(sequence, Long.class))
+				: nextCountedToken(jdbc, key, named);
+	}
+
+	/**
 	 * Counts one of a key's fencing tokens one up in {@link #tokenTable()}, in one statement
 	 * in autocommit (committed at once), and returns it, where {@link #tokenSequenceSql()}
 	 * has no sequence. Called by the key's holder while it holds the key in that mode, so that
