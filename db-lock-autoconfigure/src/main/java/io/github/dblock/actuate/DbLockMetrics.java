@@ -27,6 +27,8 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  * {@code outcome} {@code acquired}, {@code timed_out} or {@code failed};</li>
  * <li>{@value #HELD} (timer): how long a thread held a lock, from acquisition to release;</li>
  * <li>{@value #LOST} (counter): locks found lost while held;</li>
+ * <li>{@value #CONTENDED} (counter): attempts that found the key held by another owner and
+ * were retried after a back-off;</li>
  * <li>{@value #HELD_COUNT} (gauge): locks the threads of this JVM hold now;</li>
  * <li>{@value #WAITING} (gauge): threads of this JVM waiting behind another of its threads
  * for a key;</li>
@@ -45,6 +47,9 @@ public class DbLockMetrics implements LockListener, MeterBinder {
 
 	/** The counter of lost locks. */
 	public static final String LOST = "db.lock.lost";
+
+	/** The counter of contention retries. */
+	public static final String CONTENDED = "db.lock.contended";
 
 	/** The gauge of locks held now. */
 	public static final String HELD_COUNT = "db.lock.held.count";
@@ -138,6 +143,17 @@ public class DbLockMetrics implements LockListener, MeterBinder {
 	}
 
 	@Override
+	public void contended(String key, DbLockMode mode) {
+		if (this.registries.isEmpty()) {
+			return;
+		}
+		Tags tags = tags(key, mode);
+		for (Bound bound : this.registries) {
+			bound.contended.withTags(tags).increment();
+		}
+	}
+
+	@Override
 	public void reaped(int rows) {
 		for (Bound bound : this.registries) {
 			bound.reaped.increment(rows);
@@ -172,6 +188,8 @@ public class DbLockMetrics implements LockListener, MeterBinder {
 
 		final Meter.MeterProvider<Counter> lost;
 
+		final Meter.MeterProvider<Counter> contended;
+
 		final Counter reaped;
 
 		Bound(MeterRegistry registry) {
@@ -181,6 +199,9 @@ public class DbLockMetrics implements LockListener, MeterBinder {
 			this.held = Timer.builder(HELD).description("How long a thread held a db-lock").withRegistry(registry);
 			this.lost = Counter.builder(LOST)
 				.description("db-locks found lost while held")
+				.withRegistry(registry);
+			this.contended = Counter.builder(CONTENDED)
+				.description("Attempts that found a db-lock held by another owner and were retried")
 				.withRegistry(registry);
 			this.reaped = Counter.builder(REAPED)
 				.description("Expired rows of the lock table the reaper deleted")

@@ -8,6 +8,7 @@ import javax.sql.DataSource;
 import io.github.dblock.DbLockTemplate;
 import io.github.dblock.aop.DbLockAdvisor;
 import io.github.dblock.core.Backoff;
+import io.github.dblock.core.DbLockObservationConvention;
 import io.github.dblock.core.LockEngine;
 import io.github.dblock.core.LockEngineSettings;
 import io.github.dblock.core.LockReaper;
@@ -17,6 +18,7 @@ import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.jdbc.LockRepository;
 import io.github.dblock.jdbc.SqlDialect;
 import io.github.dblock.jdbc.SqlDialects;
+import io.micrometer.observation.ObservationRegistry;
 
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.BeanFactory;
@@ -149,12 +151,16 @@ public final class DbLockAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	LockEngine dbLockEngine(LockRepository repository, ObjectProvider<ConnectionLockRepository> connectionLocks,
-			DbLockProperties properties) {
+			DbLockProperties properties, ObjectProvider<ObservationRegistry> observationRegistry,
+			ObjectProvider<DbLockObservationConvention> observationConvention) {
 		DbLockProperties.Backoff backoff = properties.getBackoff();
 		Duration interval = properties.getWatchdog().getInterval();
-		return new LockEngine(repository, connectionLocks.getIfAvailable(),
+		LockEngine engine = new LockEngine(repository, connectionLocks.getIfAvailable(),
 				new LockEngineSettings(new Backoff(backoff.getInitial(), backoff.getMax()), interval,
 						properties.getLocalTurn()));
+		observationRegistry.ifAvailable(engine::setObservationRegistry);
+		observationConvention.ifAvailable(engine::setObservationConvention);
+		return engine;
 	}
 
 	@Bean

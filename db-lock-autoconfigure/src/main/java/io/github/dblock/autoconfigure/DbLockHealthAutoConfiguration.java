@@ -1,9 +1,11 @@
 package io.github.dblock.autoconfigure;
 
 import io.github.dblock.actuate.DbLockHealthIndicator;
+import io.github.dblock.core.LockEngine;
 import io.github.dblock.jdbc.LockRepository;
 import io.github.dblock.jdbc.SqlDialect;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -30,8 +32,9 @@ public final class DbLockHealthAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean(name = "dbLockHealthIndicator")
-		DbLockHealthIndicator dbLockHealthIndicator(LockRepository repository, SqlDialect dialect) {
-			return new DbLockHealthIndicator(repository, dialect);
+		DbLockHealthIndicator dbLockHealthIndicator(LockRepository repository, SqlDialect dialect,
+				ObjectProvider<LockEngine> engine) {
+			return new DbLockHealthIndicator(repository, dialect, engine.getIfAvailable());
 		}
 
 	}

@@ -34,6 +34,10 @@ final class Events {
 		tell((listener) -> listener.notAcquired(key, mode, outcome, waitedNanos));
 	}
 
+	void contended(String key, DbLockMode mode) {
+		tell((listener) -> listener.contended(key, mode));
+	}
+
 	void released(String key, DbLockMode mode, long heldNanos) {
 		tell((listener) -> listener.released(key, mode, heldNanos));
 	}

@@ -105,6 +105,21 @@ final class LeaseWatchdog implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * How far behind its schedule the watchdog is now: the longest time a lease it renews
+	 * has waited past its renewal time, zero if none is due.
+	 */
+	Duration lag() {
+		long now = System.nanoTime();
+		long lag = 0;
+		for (HeldLease lease : this.renewing) {
+			if (!lease.ended && lease.lostAt == null && lease.renewed) {
+				lag = Math.max(lag, now - lease.nextRenewal);
+			}
+		}
+		return Duration.ofNanos(lag);
+	}
+
 	/** Stops renewing a lease. */
 	void unwatch(HeldLease lease) {
 		this.renewing.remove(lease);

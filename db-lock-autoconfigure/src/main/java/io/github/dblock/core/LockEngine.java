@@ -15,6 +15,8 @@ import io.github.dblock.LockHandle;
 import io.github.dblock.jdbc.ConnectionLockRepository;
 import io.github.dblock.jdbc.Lease;
 import io.github.dblock.jdbc.LockRepository;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -75,6 +77,10 @@ public final class LockEngine implements AutoCloseable {
 	private final LockEngineSettings settings;
 
 	private final LockMode mode;
+
+	private volatile ObservationRegistry observationRegistry = ObservationRegistry.NOOP;
+
+	private volatile @Nullable DbLockObservationConvention observationConvention;
 
 	private final LocalKeys keys = new LocalKeys();
 
@@ -193,6 +199,35 @@ public final class LockEngine implements AutoCloseable {
 	}
 
 	/**
+	 * How far behind its schedule the lease watchdog is now: the longest time a lease it
+	 * renews has waited past its renewal time, zero if none is due. A lag that nears the
+	 * leases' length means they may be lost (a watchdog thread starved of CPU, a slow
+	 * database).
+	 * @return the lag
+	 */
+	public Duration watchdogLag() {
+		return this.watchdog.lag();
+	}
+
+	/**
+	 * Observes every acquisition call (an {@link Observation} named by the convention, by
+	 * default {@value DefaultDbLockObservationConvention#NAME}, around the call: traces show
+	 * lock waits). Not observed by default.
+	 * @param observationRegistry the registry
+	 */
+	public void setObservationRegistry(ObservationRegistry observationRegistry) {
+		this.observationRegistry = observationRegistry;
+	}
+
+	/**
+	 * Replaces the {@link DefaultDbLockObservationConvention}.
+	 * @param observationConvention the convention, or {@code null} for the default
+	 */
+	public void setObservationConvention(@Nullable DbLockObservationConvention observationConvention) {
+		this.observationConvention = observationConvention;
+	}
+
+	/**
 	 * Acquires a key, waiting up to the request's wait while another owner holds it.
 	 * @param request what to acquire
 	 * @return the handle, to be closed to release
@@ -242,21 +277,30 @@ public final class LockEngine implements AutoCloseable {
 	 */
 	public @Nullable LockHandle acquireInterruptibly(LockRequest request) throws InterruptedException {
 		long start = System.nanoTime();
+		DbLockObservationContext context = new DbLockObservationContext(request.key(), request.mode());
+		Observation observation = Observation.createNotStarted(this.observationConvention,
+				DefaultDbLockObservationConvention.INSTANCE, () -> context, this.observationRegistry)
+			.start();
 		LockHandle handle;
-		try {
+		try (Observation.Scope scope = observation.openScope()) {
 			handle = acquireNow(request);
 		}
 		catch (InterruptedException | RuntimeException | Error ex) {
 			this.events.notAcquired(request.key(), request.mode(), LockListener.Outcome.FAILED, System.nanoTime() - start);
+			context.setOutcome("failed");
+			observation.error(ex).stop();
 			throw ex;
 		}
 		if (handle != null) {
 			this.events.acquired(request.key(), request.mode(), System.nanoTime() - start);
+			context.setOutcome(DbLockObservationContext.ACQUIRED);
 		}
 		else {
 			this.events.notAcquired(request.key(), request.mode(), LockListener.Outcome.TIMED_OUT,
 					System.nanoTime() - start);
+			context.setOutcome("timed_out");
 		}
+		observation.stop();
 		return handle;
 	}
 
@@ -494,6 +538,7 @@ public final class LockEngine implements AutoCloseable {
 			if (remaining <= 0 || this.closed) {
 				return null;
 			}
+			this.events.contended(request.key(), DbLockMode.LEASE);
 			local.polling = Thread.currentThread();
 			try {
 				long until = System.nanoTime() + Math.min(this.settings.backoff().delayNanos(attempt), remaining);

@@ -42,6 +42,15 @@ public interface LockListener {
 	}
 
 	/**
+	 * An attempt to acquire found the key held by another owner, and the call backs off
+	 * and tries again (its wait has not run out): one event per retry.
+	 * @param key the stored key
+	 * @param mode how it is asked for
+	 */
+	default void contended(String key, DbLockMode mode) {
+	}
+
+	/**
 	 * A thread's hold of a key ended: its last handle was closed (after its transaction, if
 	 * it was closed in one), or, in the transaction mode, its transaction ended. Re-entries
 	 * are part of the outer hold.

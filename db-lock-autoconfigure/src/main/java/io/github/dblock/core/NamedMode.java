@@ -149,6 +149,7 @@ final class NamedMode implements AutoCloseable {
 			if (remaining <= 0 || this.closed) {
 				return null;
 			}
+			this.events.contended(key, DbLockMode.NAMED);
 			LockSupport.parkNanos(this, Math.min(this.backoff.delayNanos(attempt), remaining));
 			if (Thread.interrupted()) {
 				throw new InterruptedException();

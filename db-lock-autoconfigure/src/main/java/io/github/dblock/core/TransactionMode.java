@@ -89,6 +89,7 @@ final class TransactionMode {
 			if (remaining <= 0) {
 				return null;
 			}
+			this.events.contended(key, DbLockMode.TRANSACTION);
 			LockSupport.parkNanos(this, Math.min(this.backoff.delayNanos(attempt), remaining));
 			if (Thread.interrupted()) {
 				throw new InterruptedException();

@@ -170,6 +170,11 @@ public class JdbcLockRepository implements LockRepository {
 	}
 
 	@Override
+	public Instant databaseTime() {
+		return onOwnConnection(this.dialect::databaseTime);
+	}
+
+	@Override
 	public int maxKeyLength() {
 		return MAX_KEY_LENGTH;
 	}

@@ -112,6 +112,15 @@ public interface LockRepository {
 	}
 
 	/**
+	 * Reads the database's clock, for monitoring (the health's clock offset).
+	 * @return the database's now
+	 * @throws UnsupportedOperationException if this repository cannot read it
+	 */
+	default Instant databaseTime() {
+		throw new UnsupportedOperationException(getClass().getName() + " cannot read the database's clock");
+	}
+
+	/**
 	 * The longest key the lock table holds.
 	 * @return the number of characters
 	 */

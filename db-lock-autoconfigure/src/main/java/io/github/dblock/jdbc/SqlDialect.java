@@ -329,6 +329,16 @@ public abstract class SqlDialect {
 	}
 
 	/**
+	 * Reads the database's clock, the one every lease is compared with.
+	 * @param jdbc the connection's operations
+	 * @return the database's now
+	 */
+	public Instant databaseTime(JdbcOperations jdbc) {
+		return Objects.requireNonNull(
+				jdbc.queryForObject("SELECT " + now() + " AS database_now", (rs, i) -> readInstant(rs, "database_now")));
+	}
+
+	/**
 	 * The table of the transaction mode's rows, one per key, which it locks: the lock
 	 * table's name followed by {@code _keys}.
 	 * @return the table's name

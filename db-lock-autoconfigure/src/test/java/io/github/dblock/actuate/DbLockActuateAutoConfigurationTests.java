@@ -1,6 +1,8 @@
 package io.github.dblock.actuate;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.dblock.DbLockTemplate;
@@ -10,11 +12,18 @@ import io.github.dblock.autoconfigure.DbLockAutoConfiguration;
 import io.github.dblock.autoconfigure.DbLockEndpointAutoConfiguration;
 import io.github.dblock.autoconfigure.DbLockHealthAutoConfiguration;
 import io.github.dblock.autoconfigure.DbLockMetricsAutoConfiguration;
+import io.github.dblock.core.DbLockObservationContext;
+import io.github.dblock.core.DbLockObservationConvention;
+import io.github.dblock.core.DefaultDbLockObservationConvention;
 import io.github.dblock.core.LockReaper;
 import io.github.dblock.jdbc.LockRepository;
+import io.micrometer.common.KeyValue;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
+import io.micrometer.observation.ObservationRegistry;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -37,6 +46,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.tuple;
 
 /**
  * Tests for db-lock's meters, health indicator and actuator endpoint, on an embedded H2
@@ -122,12 +132,72 @@ class DbLockActuateAutoConfigurationTests {
 	}
 
 	@Test
-	void healthIsUpWithTheDialectAndTable() {
+	void healthIsUpWithTheDialectTableClockOffsetAndWatchdogLag() {
 		this.contextRunner.run((context) -> {
 			Health health = context.getBean("dbLockHealthIndicator", HealthIndicator.class).health();
 			assertThat(health.getStatus()).isEqualTo(Status.UP);
 			assertThat(health.getDetails()).containsEntry("dialect", "h2").containsEntry("table", "db_lock");
+			// H2 runs in this JVM and reads its clock: the offset is the rounding of a timestamp
+			Duration offset = Duration.parse((String) health.getDetails().get("clockOffset"));
+			assertThat(offset.abs()).isLessThan(Duration.ofSeconds(1));
+			// nothing held, nothing due
+			assertThat(health.getDetails()).containsEntry("watchdogLag", "PT0S");
+			try (LockHandle held = context.getBean(DbLockTemplate.class).acquire("order:1", Duration.ZERO, null)) {
+				Health whileHeld = context.getBean("dbLockHealthIndicator", HealthIndicator.class).health();
+				assertThat(Duration.parse((String) whileHeld.getDetails().get("watchdogLag"))).isGreaterThanOrEqualTo(Duration.ZERO);
+			}
 		});
+	}
+
+	@Test
+	void contentionRetriesAreCounted() {
+		this.contextRunner.run((context) -> {
+			context.getBean(LockRepository.class).tryAcquire("app:order:7", "someone-else", Duration.ofMinutes(1));
+			assertThatExceptionOfType(LockAcquisitionException.class).isThrownBy(
+					() -> context.getBean(DbLockTemplate.class).acquire("order:7", Duration.ofMillis(300), null));
+			assertThat(context.getBean(MeterRegistry.class)
+				.get(DbLockMetrics.CONTENDED)
+				.tags("name", "order", "mode", "lease")
+				.counter()
+				.count()).isPositive();
+		});
+	}
+
+	@Test
+	void everyAcquisitionCallIsObservedWithItsModeAndOutcome() {
+		this.contextRunner.withUserConfiguration(Observations.class).run((context) -> {
+			List<DbLockObservationContext> observed = context.getBean(Observations.class).stopped;
+			DbLockTemplate template = context.getBean(DbLockTemplate.class);
+			template.acquire("order:1", Duration.ZERO, null).close();
+			context.getBean(LockRepository.class).tryAcquire("app:order:2", "someone-else", Duration.ofMinutes(1));
+			assertThatExceptionOfType(LockAcquisitionException.class)
+				.isThrownBy(() -> template.acquire("order:2", Duration.ZERO, null));
+			assertThat(observed).extracting(DbLockObservationContext::getKey, DbLockObservationContext::getOutcome)
+				.containsExactly(tuple("app:order:1", "acquired"), tuple("app:order:2", "timed_out"));
+			DbLockObservationContext first = observed.get(0);
+			assertThat(first.getName()).isEqualTo(DefaultDbLockObservationConvention.NAME);
+			assertThat(first.getContextualName()).isEqualTo("db-lock acquire");
+			assertThat(first.getLowCardinalityKeyValues()).extracting(KeyValue::getKey, KeyValue::getValue)
+				.containsExactlyInAnyOrder(tuple("db.lock.mode", "lease"), tuple("db.lock.outcome", "acquired"));
+			assertThat(first.getHighCardinalityKeyValues()).extracting(KeyValue::getKey, KeyValue::getValue)
+				.containsExactly(tuple("db.lock.key", "app:order:1"));
+		});
+	}
+
+	@Test
+	void anObservationConventionBeanReplacesTheDefault() {
+		this.contextRunner.withUserConfiguration(Observations.class)
+			.withBean(DbLockObservationConvention.class, () -> new DefaultDbLockObservationConvention() {
+				@Override
+				public String getName() {
+					return "app.lock";
+				}
+			})
+			.run((context) -> {
+				context.getBean(DbLockTemplate.class).acquire("order:1", Duration.ZERO, null).close();
+				assertThat(context.getBean(Observations.class).stopped).extracting(DbLockObservationContext::getName)
+					.containsExactly("app.lock");
+			});
 	}
 
 	@Test
@@ -203,6 +273,29 @@ class DbLockActuateAutoConfigurationTests {
 			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean(DbLockEndpoint.class));
 		this.contextRunner.withClassLoader(new FilteredClassLoader("org.springframework.boot.actuate"))
 			.run((context) -> assertThat(context).hasNotFailed().doesNotHaveBean("dbLockEndpoint"));
+	}
+
+	static class Observations implements ObservationHandler<DbLockObservationContext> {
+
+		final List<DbLockObservationContext> stopped = new CopyOnWriteArrayList<>();
+
+		@Bean
+		ObservationRegistry observationRegistry() {
+			ObservationRegistry registry = ObservationRegistry.create();
+			registry.observationConfig().observationHandler(this);
+			return registry;
+		}
+
+		@Override
+		public void onStop(DbLockObservationContext context) {
+			this.stopped.add(context);
+		}
+
+		@Override
+		public boolean supportsContext(Observation.Context context) {
+			return context instanceof DbLockObservationContext;
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)
