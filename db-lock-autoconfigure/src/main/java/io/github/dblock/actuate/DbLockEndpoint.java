@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 import io.github.dblock.core.LockEngine;
 import io.github.dblock.jdbc.Lease;
@@ -11,6 +12,7 @@ import io.github.dblock.jdbc.LockRepository;
 import io.github.dblock.jdbc.LockRow;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -32,24 +34,40 @@ public class DbLockEndpoint {
 
 	private final int maxRows;
 
+	private final Supplier<List<Migration>> migrations;
+
 	/**
-	 * Creates the endpoint.
+	 * Creates the endpoint, which lists no migrations.
 	 * @param repository the lock table's repository
 	 * @param engine the engine, for the locks this JVM holds
 	 * @param maxRows the most rows a read lists
 	 */
 	public DbLockEndpoint(LockRepository repository, LockEngine engine, int maxRows) {
+		this(repository, engine, maxRows, List::of);
+	}
+
+	/**
+	 * Creates the endpoint.
+	 * @param repository the lock table's repository
+	 * @param engine the engine, for the locks this JVM holds
+	 * @param maxRows the most rows a read lists
+	 * @param migrations db-lock's schema migrations and their state, read at each read
+	 */
+	public DbLockEndpoint(LockRepository repository, LockEngine engine, int maxRows,
+			Supplier<List<Migration>> migrations) {
 		if (maxRows < 1) {
 			throw new IllegalArgumentException("The most rows the endpoint lists must be positive, got " + maxRows);
 		}
 		this.repository = repository;
 		this.engine = engine;
 		this.maxRows = maxRows;
+		this.migrations = migrations;
 	}
 
 	/**
-	 * The rows of the lock table now (at most the limit, in key order) and the locks the
-	 * threads of this JVM hold.
+	 * The rows of the lock table now (at most the limit, in key order), the locks the
+	 * threads of this JVM hold and db-lock's schema migrations (which
+	 * {@code /actuator/flyway} does not show).
 	 * @return the report
 	 */
 	@ReadOperation
@@ -65,7 +83,7 @@ public class DbLockEndpoint {
 			.map((key) -> new Held(key.key(), key.mode().name().toLowerCase(java.util.Locale.ROOT), key.thread(),
 					key.heldFor()))
 			.toList();
-		return new LocksReport(listed, truncated, held);
+		return new LocksReport(listed, truncated, held, this.migrations.get());
 	}
 
 	/**
@@ -96,8 +114,20 @@ public class DbLockEndpoint {
 	 * @param rows the rows of the lock table, in key order
 	 * @param truncated whether the table has more rows than listed
 	 * @param heldHere the locks the threads of this JVM hold
+	 * @param migrations db-lock's schema migrations, in version order
 	 */
-	public record LocksReport(List<Row> rows, boolean truncated, List<Held> heldHere) {
+	public record LocksReport(List<Row> rows, boolean truncated, List<Held> heldHere, List<Migration> migrations) {
+	}
+
+	/**
+	 * One of db-lock's schema migrations, from its own history table
+	 * ({@code <table>_schema_history}).
+	 * @param version its version
+	 * @param description what it does
+	 * @param state Flyway's state: {@code SUCCESS}, {@code PENDING}, {@code BASELINE}, ...
+	 * @param installedOn when it was applied, or {@code null} if it was not
+	 */
+	public record Migration(String version, String description, String state, @Nullable Instant installedOn) {
 	}
 
 	/**

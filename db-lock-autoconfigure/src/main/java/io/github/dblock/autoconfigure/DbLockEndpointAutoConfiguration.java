@@ -1,9 +1,12 @@
 package io.github.dblock.autoconfigure;
 
+import java.util.Arrays;
+
 import io.github.dblock.actuate.DbLockEndpoint;
 import io.github.dblock.core.LockEngine;
 import io.github.dblock.jdbc.LockRepository;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -35,8 +38,17 @@ public final class DbLockEndpointAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		DbLockEndpoint dbLockEndpoint(LockRepository repository, LockEngine engine,
-				DbLockEndpointProperties properties) {
-			return new DbLockEndpoint(repository, engine, properties.getMaxRows());
+				DbLockEndpointProperties properties, ObjectProvider<DbLockSchemaMigration> migration) {
+			DbLockSchemaMigration schema = migration.getIfAvailable();
+			if (schema == null) {
+				return new DbLockEndpoint(repository, engine, properties.getMaxRows());
+			}
+			return new DbLockEndpoint(repository, engine, properties.getMaxRows(),
+					() -> Arrays.stream(schema.migrations())
+						.map((info) -> new DbLockEndpoint.Migration(String.valueOf(info.getVersion()),
+								info.getDescription(), info.getState().name(),
+								(info.getInstalledOn() != null) ? info.getInstalledOn().toInstant() : null))
+						.toList());
 		}
 
 	}

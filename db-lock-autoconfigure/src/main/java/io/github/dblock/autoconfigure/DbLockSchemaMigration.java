@@ -6,6 +6,7 @@ import javax.sql.DataSource;
 
 import io.github.dblock.jdbc.SqlDialect;
 import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.MigrationInfo;
 
 import org.springframework.beans.factory.BeanClassLoaderAware;
 import org.springframework.beans.factory.InitializingBean;
@@ -43,7 +44,22 @@ public class DbLockSchemaMigration implements InitializingBean, BeanClassLoaderA
 	@Override
 	public void afterPropertiesSet() {
 		checkFlywayModule();
-		Flyway.configure(DbLockSchemaMigration.class.getClassLoader())
+		flyway().migrate();
+	}
+
+	/**
+	 * db-lock's migrations and their state in its history table, for the {@code dblock}
+	 * actuator endpoint. They are not shown by {@code /actuator/flyway}, which lists the
+	 * context's {@link Flyway} beans: a bean of db-lock's would make Spring Boot's Flyway
+	 * auto-configuration back off and leave the application's own migrations unrun.
+	 * @return every migration, applied or pending, in version order
+	 */
+	public MigrationInfo[] migrations() {
+		return flyway().info().all();
+	}
+
+	private Flyway flyway() {
+		return Flyway.configure(DbLockSchemaMigration.class.getClassLoader())
 			.dataSource(this.dataSource)
 			.locations("classpath:db/db-lock/" + this.dialect.name())
 			.table(this.dialect.table() + "_schema_history")
@@ -51,8 +67,7 @@ public class DbLockSchemaMigration implements InitializingBean, BeanClassLoaderA
 			// the application's own tables may already be there: start db-lock's history at 0
 			.baselineOnMigrate(true)
 			.baselineVersion("0")
-			.load()
-			.migrate();
+			.load();
 	}
 
 	/**

@@ -252,6 +252,16 @@ class DbLockActuateAutoConfigurationTests {
 	}
 
 	@Test
+	void endpointListsDbLocksOwnMigrations() {
+		this.contextRunner.run((context) -> {
+			List<DbLockEndpoint.Migration> migrations = context.getBean(DbLockEndpoint.class).locks().migrations();
+			assertThat(migrations).extracting(DbLockEndpoint.Migration::version).contains("1", "2", "3");
+			assertThat(migrations).extracting(DbLockEndpoint.Migration::state).containsOnly("SUCCESS");
+			assertThat(migrations).allSatisfy((migration) -> assertThat(migration.installedOn()).isNotNull());
+		});
+	}
+
+	@Test
 	void endpointListsAtMostItsLimit() {
 		this.contextRunner.withPropertyValues("db-lock.endpoint.max-rows=2").run((context) -> {
 			LockRepository repository = context.getBean(LockRepository.class);
