@@ -53,7 +53,7 @@ abstract class DatabaseRestartContractTests {
 				jdbc.execute("CREATE TABLE chaos_counter (id INT PRIMARY KEY, counter_value BIGINT, fence BIGINT)");
 				jdbc.execute("CREATE TABLE chaos_log (id " + database.generatedKey() + " PRIMARY KEY, token BIGINT)");
 				jdbc.update("INSERT INTO chaos_counter VALUES (1, 0, 0)");
-				TestDatabase.Connection connection = new TestDatabase.Connection(database.url(), database.user(), "");
+				TestDatabase.Connection connection = new TestDatabase.Connection(database.url(), database.user(), "", false);
 				try {
 					for (int i = 0; i < PROCESSES; i++) {
 						nodes.add(NodeSupport.start(DatabaseRestartNode.class, connection, THREADS, stop));

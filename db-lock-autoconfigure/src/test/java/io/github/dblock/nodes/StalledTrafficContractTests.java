@@ -103,7 +103,7 @@ abstract class StalledTrafficContractTests {
 			String proxied = settings.url().replace("//" + target.getRawAuthority() + "/",
 					"//127.0.0.1:" + proxy.port() + "/");
 			NodeSupport.Node stalled = NodeSupport.start(StalledNode.class,
-					new TestDatabase.Connection(proxied, settings.user(), settings.password()));
+					new TestDatabase.Connection(proxied, settings.user(), settings.password(), false));
 			try {
 				NodeSupport.awaitSignal(jdbc, "SELECT phase FROM stall_signal", 1);
 				proxy.stall();

@@ -1,6 +1,10 @@
 package io.github.dblock.testsupport;
 
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -21,6 +25,7 @@ import org.testcontainers.mysql.MySQLContainer;
 import org.testcontainers.postgresql.PostgreSQLContainer;
 
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
 
 /**
  * The databases the suites run on. A server database is reached through
@@ -51,6 +56,11 @@ public enum TestDatabase {
 	/** The lock table of every suite. */
 	public static final String TABLE = "db_lock";
 
+	/** The start of the name of every table and sequence the suites create on a server. */
+	public static final String TABLE_PREFIX = "db_lock";
+
+	private static final Map<TestDatabase, String> skips = new ConcurrentHashMap<>();
+
 	private static final Map<TestDatabase, Connection> connections = new ConcurrentHashMap<>();
 
 	private final String embeddedUrl;
@@ -59,8 +69,15 @@ public enum TestDatabase {
 		this.embeddedUrl = embeddedUrl;
 	}
 
-	/** Connection settings of one database. */
-	public record Connection(String url, String user, String password) {
+	/**
+	 * Connection settings of one database.
+	 * @param url its JDBC URL
+	 * @param user the user
+	 * @param password the password
+	 * @param fromEnvironment whether it is a database of the environment's
+	 * ({@code DB_LOCK_TEST_<DB>_URL}), whose tables the run drops after its last test
+	 */
+	public record Connection(String url, String user, String password, boolean fromEnvironment) {
 	}
 
 	/**
@@ -117,14 +134,67 @@ public enum TestDatabase {
 		return this == MARIADB || this == MYSQL;
 	}
 
+	/**
+	 * Drops every table and sequence whose name starts with {@value #TABLE_PREFIX} in the
+	 * server databases this run reached through {@code DB_LOCK_TEST_<DB>_URL}: the lock
+	 * tables, their history and sequences, and the suites' own tables. Called once, after the
+	 * last test ({@link DropTestTables}); containers are thrown away whole.
+	 */
+	static void dropTablesOfThisRun() {
+		for (Map.Entry<TestDatabase, Connection> reached : connections.entrySet()) {
+			if (reached.getKey().embeddedUrl == null && reached.getValue().fromEnvironment()) {
+				reached.getKey().dropTables(reached.getValue());
+			}
+		}
+	}
+
+	private void dropTables(Connection settings) {
+		try (java.sql.Connection connection = DriverManager.getConnection(settings.url(), settings.user(),
+				settings.password())) {
+			JdbcTemplate jdbc = new JdbcTemplate(new SingleConnectionDataSource(connection, true));
+			String like = TABLE_PREFIX.replace("_", "\\_") + "%";
+			List<String> dropped = new ArrayList<>();
+			if (this == POSTGRESQL) {
+				for (String table : jdbc.queryForList("SELECT table_name FROM information_schema.tables"
+						+ " WHERE table_schema = current_schema() AND table_name LIKE ?", String.class, like)) {
+					jdbc.execute("DROP TABLE IF EXISTS \"" + table + "\" CASCADE");
+					dropped.add(table);
+				}
+				for (String sequence : jdbc.queryForList("SELECT sequence_name FROM information_schema.sequences"
+						+ " WHERE sequence_schema = current_schema() AND sequence_name LIKE ?", String.class, like)) {
+					jdbc.execute("DROP SEQUENCE IF EXISTS \"" + sequence + "\"");
+					dropped.add(sequence);
+				}
+			}
+			else {
+				for (Map<String, Object> table : jdbc.queryForList("SELECT table_name AS name, table_type AS type"
+						+ " FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name LIKE ?", like)) {
+					String kind = "SEQUENCE".equals(table.get("type")) ? "SEQUENCE" : "TABLE";
+					jdbc.execute("DROP " + kind + " IF EXISTS `" + table.get("name") + "`");
+					dropped.add((String) table.get("name"));
+				}
+			}
+			System.out.println("db-lock tests: dropped the " + dropped.size() + " tables and sequences " + TABLE_PREFIX
+					+ "* they left in " + settings.url());
+		}
+		catch (SQLException | RuntimeException ex) {
+			System.out.println("db-lock tests: could not drop the tables " + TABLE_PREFIX + "* in " + settings.url()
+					+ ": " + ex);
+		}
+	}
+
 	private Connection connect() {
 		if (this.embeddedUrl != null) {
-			return new Connection(this.embeddedUrl, "sa", "");
+			return new Connection(this.embeddedUrl, "sa", "", false);
+		}
+		String skipped = skips.get(this);
+		if (skipped != null) {
+			Assumptions.abort(skipped);
 		}
 		String prefix = "DB_LOCK_TEST_" + name() + "_";
 		String url = System.getenv(prefix + "URL");
 		if (url != null && !url.isBlank()) {
-			return new Connection(url, env(prefix + "USER", defaultUser()), env(prefix + "PASSWORD", ""));
+			return new Connection(url, env(prefix + "USER", defaultUser()), env(prefix + "PASSWORD", ""), true);
 		}
 		if (isDockerAvailable()) {
 			JdbcDatabaseContainer<?> container = switch (this) {
@@ -133,12 +203,16 @@ public enum TestDatabase {
 				default -> new PostgreSQLContainer("postgres:17");
 			};
 			container.start();
-			return new Connection(container.getJdbcUrl(), container.getUsername(), container.getPassword());
+			return new Connection(container.getJdbcUrl(), container.getUsername(), container.getPassword(), false);
 		}
 		String message = name() + " tests skipped: set " + prefix + "URL (and " + prefix + "USER, " + prefix
 				+ "PASSWORD) to a test database, or run a Docker engine for Testcontainers";
 		if (required()) {
 			Assertions.fail(message + " (required by DB_LOCK_TEST_REQUIRED)");
+		}
+		// once on the console, where surefire's summary only counts skipped tests
+		if (skips.putIfAbsent(this, message) == null) {
+			System.out.println("db-lock tests: " + message);
 		}
 		Assumptions.abort(message);
 		throw new IllegalStateException("unreachable");
