@@ -11,10 +11,14 @@ import io.github.dblock.core.Backoff;
 import io.github.dblock.core.DbLockObservationConvention;
 import io.github.dblock.core.LockEngine;
 import io.github.dblock.core.LockEngineSettings;
+import io.github.dblock.core.LockHistory;
 import io.github.dblock.core.LockReaper;
+import io.github.dblock.core.LockRecovery;
 import io.github.dblock.jdbc.ConnectionLockRepository;
 import io.github.dblock.jdbc.JdbcConnectionLockRepository;
+import io.github.dblock.jdbc.JdbcLockHistoryRepository;
 import io.github.dblock.jdbc.JdbcLockRepository;
+import io.github.dblock.jdbc.LockHistoryRepository;
 import io.github.dblock.jdbc.LockRepository;
 import io.github.dblock.jdbc.SqlDialect;
 import io.github.dblock.jdbc.SqlDialects;
@@ -28,6 +32,7 @@ import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -38,6 +43,7 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
@@ -189,6 +195,55 @@ public final class DbLockAutoConfiguration {
 	@ConditionalOnProperty(name = "db-lock.on-lost-lease", havingValue = "rollback")
 	DbLockRollbackOnLostLease dbLockRollbackOnLostLease() {
 		return new DbLockRollbackOnLostLease();
+	}
+
+	/** The lock log's storage, where the log or the recovery job is asked for. */
+	@Bean
+	@ConditionalOnMissingBean
+	@Conditional(HistoryOrRecovery.class)
+	LockHistoryRepository dbLockHistoryRepository(LockDataSource lockDataSource, SqlDialect dialect,
+			DbLockProperties properties, ObjectProvider<DbLockConnectionPool> pool) {
+		return new JdbcLockHistoryRepository(jdbcLockRepository(lockDataSource, dialect, properties, pool));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBooleanProperty("db-lock.history.enabled")
+	LockHistory dbLockHistory(LockHistoryRepository repository, LockEngine engine, DbLockProperties properties) {
+		LockHistory history = new LockHistory(repository);
+		engine.addListener(history);
+		history.start(properties.getHistory().getFlushInterval());
+		return history;
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@Conditional(HistoryOrRecovery.class)
+	LockRecovery dbLockRecovery(LockHistoryRepository repository, LockEngine engine, DbLockProperties properties) {
+		DbLockProperties.History history = properties.getHistory();
+		LockRecovery recovery = new LockRecovery(engine, repository, properties.getRecovery().getMaxHold(),
+				history.isEnabled() ? history.getRetention() : null);
+		recovery.start(properties.getRecovery().getInterval());
+		return recovery;
+	}
+
+	/** The lock log on, or a longest hold set. */
+	static final class HistoryOrRecovery extends AnyNestedCondition {
+
+		HistoryOrRecovery() {
+			super(ConfigurationPhase.REGISTER_BEAN);
+		}
+
+		@ConditionalOnBooleanProperty("db-lock.history.enabled")
+		static final class History {
+
+		}
+
+		@ConditionalOnProperty("db-lock.recovery.max-hold")
+		static final class MaxHold {
+
+		}
+
 	}
 
 	@Bean

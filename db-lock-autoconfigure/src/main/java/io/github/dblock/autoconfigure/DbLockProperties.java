@@ -98,6 +98,10 @@ public class DbLockProperties {
 
 	private final Reaper reaper = new Reaper();
 
+	private final History history = new History();
+
+	private final Recovery recovery = new Recovery();
+
 	private final Shutdown shutdown = new Shutdown();
 
 	private final Pool pool = new Pool();
@@ -182,6 +186,14 @@ public class DbLockProperties {
 
 	public Reaper getReaper() {
 		return this.reaper;
+	}
+
+	public History getHistory() {
+		return this.history;
+	}
+
+	public Recovery getRecovery() {
+		return this.recovery;
 	}
 
 	public Pool getPool() {
@@ -288,6 +300,92 @@ public class DbLockProperties {
 		}
 
 		public void setInterval(@Nullable Duration interval) {
+			this.interval = interval;
+		}
+
+	}
+
+	/**
+	 * The lock log: one row per hold in the table {@code <table-name>_history}, written off
+	 * the callers' path.
+	 */
+	public static class History {
+
+		/**
+		 * Whether to write the lock log: who held which key, in which mode, with which token,
+		 * from when to when, and how it ended (released, expired, lost, recovered).
+		 */
+		private boolean enabled;
+
+		/**
+		 * How long the log keeps a row, counted from its hold's start; the recovery job
+		 * deletes older rows.
+		 */
+		private Duration retention = Duration.ofDays(7);
+
+		/**
+		 * Time between two writes of the log's new rows (one batch each); the rows of a JVM
+		 * that dies within it are lost.
+		 */
+		private Duration flushInterval = Duration.ofMillis(100);
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public Duration getRetention() {
+			return this.retention;
+		}
+
+		public void setRetention(Duration retention) {
+			this.retention = retention;
+		}
+
+		public Duration getFlushInterval() {
+			return this.flushInterval;
+		}
+
+		public void setFlushInterval(Duration flushInterval) {
+			this.flushInterval = flushInterval;
+		}
+
+	}
+
+	/**
+	 * The recovery job, run by one node at a time: frees holds older than
+	 * {@code max-hold} and keeps the lock log (closes the rows of holds that expired,
+	 * deletes rows past the retention). It runs when either is asked for.
+	 */
+	public static class Recovery {
+
+		/**
+		 * The longest a lease-mode hold may last: the recovery job frees older ones (their
+		 * holders find their leases lost) and logs each at WARN. Unset: none is freed.
+		 */
+		private @Nullable Duration maxHold;
+
+		/**
+		 * Time between runs of the recovery job.
+		 */
+		private Duration interval = Duration.ofMinutes(1);
+
+		public @Nullable Duration getMaxHold() {
+			return this.maxHold;
+		}
+
+		public void setMaxHold(@Nullable Duration maxHold) {
+			this.maxHold = maxHold;
+		}
+
+		public Duration getInterval() {
+			return this.interval;
+		}
+
+		public void setInterval(Duration interval) {
 			this.interval = interval;
 		}
 

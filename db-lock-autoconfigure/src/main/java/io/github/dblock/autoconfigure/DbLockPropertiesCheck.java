@@ -36,6 +36,13 @@ final class DbLockPropertiesCheck {
 			fail("db-lock.reaper.batch-size", p.getReaper().getBatchSize(), "must be at least 1",
 					"Set it to the number of expired rows one delete may remove (default 1000).");
 		}
+		positive("db-lock.history.retention", p.getHistory().getRetention(), "the log must keep its rows some time");
+		positive("db-lock.history.flush-interval", p.getHistory().getFlushInterval(),
+				"the log's writer must wait between writes");
+		positive("db-lock.recovery.interval", p.getRecovery().getInterval(), "the recovery job must wait between runs");
+		if (p.getRecovery().getMaxHold() != null) {
+			positive("db-lock.recovery.max-hold", p.getRecovery().getMaxHold(), "a hold must be allowed some time");
+		}
 		if (p.getStatementTimeout().toMillis() < 1) {
 			fail("db-lock.statement-timeout", p.getStatementTimeout(), "must be at least 1ms",
 					"Set it to the longest one lock statement may take (default 2s).");

@@ -7,6 +7,7 @@ import java.util.function.Consumer;
 import io.github.dblock.DbLockMode;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@link LockListener}s of one engine, each told in turn; what one throws is logged and
@@ -44,6 +45,14 @@ final class Events {
 
 	void lost(String key, DbLockMode mode) {
 		tell((listener) -> listener.lost(key, mode));
+	}
+
+	void holdStarted(String key, DbLockMode mode, String owner, @Nullable Long token) {
+		tell((listener) -> listener.holdStarted(key, mode, owner, token));
+	}
+
+	void holdEnded(String key, DbLockMode mode, String owner, boolean lost) {
+		tell((listener) -> listener.holdEnded(key, mode, owner, lost));
 	}
 
 	void reaped(int rows) {

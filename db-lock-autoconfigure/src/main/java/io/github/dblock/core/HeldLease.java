@@ -77,6 +77,8 @@ final class HeldLease {
 		this.expiresAt = lease.expiresAt();
 		this.localDeadline = sentAt + request.lease().toNanos();
 		this.turnStart = sentAt;
+		// the fencing token of its first holder: threads of this JVM it is handed on to get the next ones
+		events.holdStarted(lease.key(), DbLockMode.LEASE, lease.owner(), lease.token() << HANDOFF_BITS);
 	}
 
 	/**
@@ -127,6 +129,7 @@ final class HeldLease {
 			holder.lost(now);
 		}
 		this.events.lost(this.lease.key(), DbLockMode.LEASE);
+		this.events.holdEnded(this.lease.key(), DbLockMode.LEASE, this.lease.owner(), true);
 		logger.error("Lost lock '" + this.lease.key() + "' (owner " + this.lease.owner() + ", token "
 				+ this.lease.token() + ") at " + now + ": " + reason + "; another owner may hold it now");
 	}

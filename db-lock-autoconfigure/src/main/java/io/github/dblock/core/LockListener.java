@@ -1,6 +1,7 @@
 package io.github.dblock.core;
 
 import io.github.dblock.DbLockMode;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Told what a {@link LockEngine} does, for metrics and tracing: added with
@@ -68,6 +69,33 @@ public interface LockListener {
 	 * @param mode how it was held
 	 */
 	default void lost(String key, DbLockMode mode) {
+	}
+
+	/**
+	 * A hold began in the database: a row of the lock table, a row lock or a named lock
+	 * taken for this JVM (not a re-entry, not a hand-on between its threads, which share the
+	 * hold). Called before the acquisition call returns, on its thread.
+	 * @param key the stored key
+	 * @param mode how it is held
+	 * @param owner the acquisition's owner id, unique per hold (in the lock table for the
+	 * lease mode)
+	 * @param token its fencing token, or {@code null} where it is drawn only when read (the
+	 * transaction and named modes)
+	 */
+	default void holdStarted(String key, DbLockMode mode, String owner, @Nullable Long token) {
+	}
+
+	/**
+	 * A hold that began with {@link #holdStarted} ended, as far as this JVM knows: released
+	 * (its row deleted, its transaction ended, its named lock released), or found lost. A
+	 * hold whose end could not be written (the database failed) ends at its lease's expiry
+	 * and is not reported here.
+	 * @param key the stored key
+	 * @param mode how it was held
+	 * @param owner the owner id given when it began
+	 * @param lost whether it was found lost rather than released
+	 */
+	default void holdEnded(String key, DbLockMode mode, String owner, boolean lost) {
 	}
 
 	/**

@@ -61,6 +61,8 @@ final class NamedMode implements AutoCloseable {
 
 	private final Events events;
 
+	private final OwnerIds ownerIds = new OwnerIds();
+
 	private volatile boolean closed;
 
 	NamedMode(ConnectionLockRepository repository, Backoff backoff, Events events) {
@@ -114,6 +116,7 @@ final class NamedMode implements AutoCloseable {
 				return null;
 			}
 			NamedHold hold = new NamedHold(key, local, lock);
+			this.events.holdStarted(key, DbLockMode.NAMED, hold.owner, null);
 			local.hold = hold;
 			this.held.add(hold);
 			kept = true;
@@ -191,8 +194,13 @@ final class NamedMode implements AutoCloseable {
 		this.held.remove(hold);
 		hold.io.lock();
 		try {
-			if (!hold.lock.release() && hold.lostSince == null) {
-				hold.lost("its connection no longer held it when it was released");
+			if (!hold.lock.release()) {
+				if (hold.lostSince == null) {
+					hold.lost("its connection no longer held it when it was released");
+				}
+			}
+			else if (hold.lostSince == null) {
+				this.events.holdEnded(hold.key, DbLockMode.NAMED, hold.owner, false);
 			}
 		}
 		catch (RuntimeException ex) {
@@ -320,6 +328,9 @@ final class NamedMode implements AutoCloseable {
 
 		volatile boolean done;
 
+		/** This hold's owner id, for the listeners (the server's lock has none). */
+		final String owner = NamedMode.this.ownerIds.next();
+
 		NamedHold(String key, LocalNamed local, NamedLock lock) {
 			this.key = key;
 			this.local = local;
@@ -353,6 +364,7 @@ final class NamedMode implements AutoCloseable {
 				this.lostSince = Instant.now();
 				logger.error("Named lock '" + this.key + "' lost: " + why);
 				NamedMode.this.events.lost(this.key, DbLockMode.NAMED);
+				NamedMode.this.events.holdEnded(this.key, DbLockMode.NAMED, this.owner, true);
 			}
 		}
 

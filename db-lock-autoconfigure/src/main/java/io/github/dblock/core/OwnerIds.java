@@ -16,7 +16,16 @@ final class OwnerIds {
 
 	private final AtomicLong counter = new AtomicLong();
 
+	/** The host's name, looked up once per JVM (a lookup may be slow). */
+	private static final String HOST = host();
+
 	OwnerIds() {
+		// one instance id per engine's mode, so that engines of one JVM never share an owner id
+		this.instance = HOST + "/" + ProcessHandle.current().pid() + "/"
+				+ HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+	}
+
+	private static String host() {
 		String host;
 		try {
 			host = InetAddress.getLocalHost().getHostName();
@@ -24,11 +33,7 @@ final class OwnerIds {
 		catch (UnknownHostException ex) {
 			host = "unknown-host";
 		}
-		if (host.length() > 64) {
-			host = host.substring(0, 64);
-		}
-		this.instance = host + "/" + ProcessHandle.current().pid() + "/"
-				+ HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+		return (host.length() > 64) ? host.substring(0, 64) : host;
 	}
 
 	String next() {

@@ -121,6 +121,7 @@ final class ReleasePath {
 		try {
 			if (this.mode.cede(lease.current(), this.wantedWithin)) {
 				lease.ended = true;
+				this.events.holdEnded(lease.lease.key(), DbLockMode.LEASE, lease.lease.owner(), false);
 				this.watchdog.unwatch(lease);
 				return true;
 			}
@@ -159,6 +160,9 @@ final class ReleasePath {
 				if (!this.mode.release(lease.current(), minimumHold)) {
 					lease.lost("its row was gone or another owner's when released (its lease ended at " + lease.expiresAt
 							+ ")");
+				}
+				else if (lease.lostAt == null) {
+					this.events.holdEnded(lease.lease.key(), DbLockMode.LEASE, lease.lease.owner(), false);
 				}
 			}
 			catch (RuntimeException ex) {

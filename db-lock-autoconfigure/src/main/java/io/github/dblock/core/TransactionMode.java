@@ -41,6 +41,8 @@ final class TransactionMode {
 
 	private final Events events;
 
+	private final OwnerIds ownerIds = new OwnerIds();
+
 	/** The rows locked now by the transactions of this JVM. */
 	private final Set<RowHold> held = ConcurrentHashMap.newKeySet();
 
@@ -81,6 +83,7 @@ final class TransactionMode {
 			long remaining = Math.max(0, deadline - System.nanoTime());
 			if (lock(key, Duration.ofNanos(remaining))) {
 				RowHold hold = new RowHold(key, holds);
+				this.events.holdStarted(key, DbLockMode.TRANSACTION, hold.owner, null);
 				holds.byKey.put(key, hold);
 				this.held.add(hold);
 				return hold.handle();
@@ -162,6 +165,7 @@ final class TransactionMode {
 				this.mode.held.remove(hold);
 				this.mode.events.released(hold.key, DbLockMode.TRANSACTION,
 						System.nanoTime() - hold.startedAt);
+				this.mode.events.holdEnded(hold.key, DbLockMode.TRANSACTION, hold.owner, false);
 			}
 		}
 
@@ -171,6 +175,9 @@ final class TransactionMode {
 	private final class RowHold implements UnleasedHandle.Hold {
 
 		final String key;
+
+		/** This hold's owner id, for the listeners (the row lock has none). */
+		final String owner = TransactionMode.this.ownerIds.next();
 
 		private final Holds holds;
 

@@ -202,6 +202,42 @@ public class JdbcLockRepository implements LockRepository {
 		}
 	}
 
+	/**
+	 * Runs an operation's statements in one transaction of their own, on a connection of its
+	 * own, each within the statement timeout: for maintenance steps that must be atomic.
+	 */
+	<T> T inOwnTransaction(Function<JdbcOperations, T> statements) {
+		List<TransactionSynchronization> setAside = setAsideSynchronizations();
+		try {
+			Connection connection = ownConnection();
+			boolean autoCommit = connection.getAutoCommit();
+			try {
+				if (autoCommit) {
+					connection.setAutoCommit(false);
+				}
+				T result = onConnection(connection, false, 0, statements);
+				connection.commit();
+				return result;
+			}
+			catch (RuntimeException | SQLException ex) {
+				connection.rollback();
+				throw ex;
+			}
+			finally {
+				if (autoCommit) {
+					connection.setAutoCommit(true);
+				}
+				connection.close();
+			}
+		}
+		catch (SQLException ex) {
+			throw translate("Lock maintenance transaction on a connection of its own", ex);
+		}
+		finally {
+			restoreSynchronizations(setAside);
+		}
+	}
+
 	private <T> T onConnection(Connection connection, Function<JdbcOperations, T> statements) throws SQLException {
 		return onConnection(connection, true, 0, statements);
 	}

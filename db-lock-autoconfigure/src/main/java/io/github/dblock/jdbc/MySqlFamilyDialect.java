@@ -255,6 +255,11 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 	}
 
 	@Override
+	protected Object instantParameter(Instant instant) {
+		return LocalDateTime.ofInstant(instant, ZoneOffset.UTC);
+	}
+
+	@Override
 	protected Instant readInstant(ResultSet rs, String column) throws SQLException {
 		return rs.getObject(column, LocalDateTime.class).toInstant(ZoneOffset.UTC);
 	}

@@ -329,6 +329,24 @@ public abstract class SqlDialect {
 	}
 
 	/**
+	 * The bind parameter of an instant for a time column of this database's lock tables.
+	 * @param instant the instant
+	 * @return the parameter: here an {@link OffsetDateTime} in UTC
+	 */
+	protected Object instantParameter(Instant instant) {
+		return instant.atOffset(java.time.ZoneOffset.UTC);
+	}
+
+	/**
+	 * The expression of the database's now plus a bound number of microseconds (negative
+	 * for the past), for SQL built outside the dialect.
+	 * @return the expression, with one bind parameter
+	 */
+	final String nowPlusMicros() {
+		return plusMicros(now());
+	}
+
+	/**
 	 * Reads the database's clock, the one every lease is compared with.
 	 * @param jdbc the connection's operations
 	 * @return the database's now

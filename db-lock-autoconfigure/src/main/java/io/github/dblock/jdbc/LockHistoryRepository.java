@@ -1,0 +1,89 @@
+package io.github.dblock.jdbc;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The lock log's storage: one row per hold a JVM took in the database (the table
+ * {@code <table>_history}), closed with how it ended, and the maintenance steps that close
+ * the rows of holders that could not (a crashed JVM's, a recovered lock's) and delete old
+ * rows.
+ */
+public interface LockHistoryRepository {
+
+	/** How a hold ended, as the log's {@code outcome} column spells it (lowercase). */
+	enum Outcome {
+
+		/** Its holder ended it. */
+		RELEASED,
+
+		/** Its lease ran out before its holder ended it (a crashed or stalled holder). */
+		EXPIRED,
+
+		/** Its holder found it gone while it held it. */
+		LOST,
+
+		/** The recovery job freed it, held longer than {@code db-lock.recovery.max-hold}. */
+		RECOVERED
+
+	}
+
+	/**
+	 * A hold to write or to close.
+	 * @param key the stored key
+	 * @param mode the mode's name, e.g. {@code LEASE}
+	 * @param owner the acquisition's owner id, unique per acquisition
+	 * @param token its fencing token, or {@code null} if none was known when it began (the
+	 * transaction and named modes draw theirs only when read)
+	 * @param acquiredAt when it began, by the writing JVM's clock
+	 * @param releasedAt when it ended, or {@code null} while it is held
+	 * @param outcome how it ended, or {@code null} while it is held
+	 */
+	record Entry(String key, String mode, String owner, @Nullable Long token, Instant acquiredAt,
+			@Nullable Instant releasedAt, @Nullable Outcome outcome) {
+	}
+
+	/**
+	 * Writes holds that began (with their end, if they ended before being written) and then
+	 * closes holds written before, in one batch of each.
+	 * @param started the new rows
+	 * @param ended the ends of holds written earlier: key, owner, end and outcome are read
+	 */
+	void write(List<Entry> started, List<Entry> ended);
+
+	/**
+	 * Closes, as {@link Outcome#EXPIRED}, the open rows of lease holds whose row in the lock
+	 * table has expired, and those whose row is gone (taken over or reaped) and which began
+	 * before {@code settledBefore}: long enough ago that a live holder would have written its
+	 * own end.
+	 * @param modes the names of the modes whose holds are rows of the lock table
+	 * @param settledBefore the oldest start a row without a lock row may have to be closed
+	 * @param now the end written
+	 * @return the rows closed
+	 */
+	int closeExpired(List<String> modes, Instant settledBefore, Instant now);
+
+	/**
+	 * Frees, in one transaction each time, up to {@code limit} holds of the lock table taken
+	 * longer than {@code maxHold} ago by the database's clock, and closes their log rows as
+	 * {@link Outcome#RECOVERED}. The rows are locked first, so that a holder's release waits
+	 * for the transaction, and then finds its row gone.
+	 * @param maxHold the longest a hold may last
+	 * @param limit the most holds freed
+	 * @param now the end written in the log
+	 * @return the holds freed: key, owner and token
+	 */
+	List<Lease> recover(Duration maxHold, int limit, Instant now);
+
+	/**
+	 * Deletes up to {@code limit} rows of the log that began before {@code before}.
+	 * @param before the oldest start kept
+	 * @param limit the most rows deleted
+	 * @return the rows deleted
+	 */
+	int deleteOlderThan(Instant before, int limit);
+
+}
