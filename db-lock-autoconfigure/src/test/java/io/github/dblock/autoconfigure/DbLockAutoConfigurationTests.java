@@ -14,8 +14,11 @@ import io.github.dblock.DbLockTemplate;
 import io.github.dblock.LockHandle;
 import io.github.dblock.aop.DbLockAdvisor;
 import io.github.dblock.core.LockEngine;
+import io.github.dblock.core.LockHistory;
+import io.github.dblock.core.LockRecovery;
 import io.github.dblock.jdbc.H2Dialect;
 import io.github.dblock.jdbc.JdbcLockRepository;
+import io.github.dblock.jdbc.LockHistoryRepository;
 import io.github.dblock.jdbc.LockRepository;
 import io.github.dblock.jdbc.MySqlDialect;
 import io.github.dblock.jdbc.SqlDialect;
@@ -238,6 +241,33 @@ class DbLockAutoConfigurationTests {
 	}
 
 	@Test
+	void theLockLogAndTheRecoveryJobAreOffUnlessAskedFor() {
+		this.contextRunner.run((context) -> assertThat(context).doesNotHaveBean(LockHistory.class)
+			.doesNotHaveBean(LockRecovery.class)
+			.doesNotHaveBean(LockHistoryRepository.class));
+		this.contextRunner.withPropertyValues("db-lock.recovery.max-hold=10m")
+			.run((context) -> assertThat(context).doesNotHaveBean(LockHistory.class).hasSingleBean(LockRecovery.class));
+	}
+
+	@Test
+	void theLockLogRecordsEveryHoldAndIsWrittenWhenTheContextCloses() {
+		AtomicReference<String> url = new AtomicReference<>();
+		this.contextRunner.withPropertyValues("db-lock.history.enabled=true", "db-lock.history.flush-interval=1h")
+			.run((context) -> {
+				assertThat(context).hasSingleBean(LockHistory.class).hasSingleBean(LockRecovery.class);
+				url.set(((com.zaxxer.hikari.HikariDataSource) context.getBean(DataSource.class)).getJdbcUrl());
+				DbLockTemplate template = context.getBean(DbLockTemplate.class);
+				template.acquire("order:1", null, null).close();
+				template.acquire("order:2", null, null).close();
+			});
+		// an hour's flush interval: the rows were written when the context closed
+		JdbcTemplate afterwards = new JdbcTemplate(new SimpleDriverDataSource(new org.h2.Driver(), url.get(), "sa", ""));
+		assertThat(afterwards.queryForList("SELECT lock_key, outcome FROM db_lock_history ORDER BY id"))
+			.extracting((row) -> row.get("LOCK_KEY") + "=" + row.get("OUTCOME"))
+			.containsExactly("order:1=released", "order:2=released");
+	}
+
+	@Test
 	void closingTheContextReleasesTheLocksStillHeldAndReportsThemLost() {
 		AtomicReference<String> url = new AtomicReference<>();
 		AtomicReference<LockHandle> held = new AtomicReference<>();
@@ -276,7 +306,11 @@ class DbLockAutoConfigurationTests {
 				{ "db-lock.reaper.interval=0s", "db-lock.reaper.interval=0s must be positive" },
 				{ "db-lock.reaper.batch-size=0", "db-lock.reaper.batch-size=0 must be at least 1" },
 				{ "db-lock.backoff.max=1ms", "db-lock.backoff.max=1ms is shorter than db-lock.backoff.initial (5ms)" },
-				{ "db-lock.pool.size=0", "db-lock.pool.size=0 must be at least 1" } }) {
+				{ "db-lock.pool.size=0", "db-lock.pool.size=0 must be at least 1" },
+				{ "db-lock.history.retention=0d", "db-lock.history.retention=0d must be positive" },
+				{ "db-lock.history.flush-interval=-1ms", "db-lock.history.flush-interval=-1ms must be positive" },
+				{ "db-lock.recovery.max-hold=0s", "db-lock.recovery.max-hold=0s must be positive" },
+				{ "db-lock.recovery.interval=0s", "db-lock.recovery.interval=0s must be positive" } }) {
 			this.contextRunner.withPropertyValues(bad[0]).run((context) -> {
 				Throwable failure = context.getStartupFailure();
 				assertThat(failure).rootCause().isInstanceOf(DbLockConfigurationException.class).hasMessageContaining(bad[1]);
