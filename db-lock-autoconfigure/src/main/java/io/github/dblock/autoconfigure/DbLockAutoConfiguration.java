@@ -23,6 +23,8 @@ import io.github.dblock.jdbc.LockRepository;
 import io.github.dblock.jdbc.SqlDialect;
 import io.github.dblock.jdbc.SqlDialects;
 import io.micrometer.observation.ObservationRegistry;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.BeanFactory;
@@ -49,6 +51,7 @@ import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
+import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
@@ -64,6 +67,9 @@ import org.springframework.jdbc.core.JdbcTemplate;
 @EnableConfigurationProperties(DbLockProperties.class)
 @Import({ DatabaseInitializationDependencyConfigurer.class, DbLockAutoConfiguration.AutoProxyRegistrar.class })
 public final class DbLockAutoConfiguration {
+
+	private static final Log logger = LogFactory.getLog(DbLockAutoConfiguration.class);
+
 
 	/**
 	 * The data source of the lock table: {@code db-lock.data-source} if set, else the only
@@ -96,7 +102,40 @@ public final class DbLockAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	SqlDialect dbLockSqlDialect(LockDataSource lockDataSource, DbLockProperties properties) {
-		DataSource dataSource = lockDataSource.dataSource();
+		SqlDialect dialect = dialect(lockDataSource.dataSource(), properties);
+		checkServer(lockDataSource.dataSource(), dialect);
+		return dialect;
+	}
+
+	/**
+	 * Fails start-up on a server that cannot hold the lock table (a read-only replica or
+	 * standby), and warns of a failover that could lose acquisitions.
+	 */
+	private static void checkServer(DataSource dataSource, SqlDialect dialect) {
+		JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+		String readOnly;
+		String failover;
+		try {
+			readOnly = dialect.readOnly(jdbc);
+			failover = (readOnly != null) ? null : dialect.failoverWarning(jdbc);
+		}
+		catch (DataAccessException ex) {
+			// not known: the migration, or the first lock, says what is wrong
+			logger.debug("Could not check whether the database can hold db-lock's table", ex);
+			return;
+		}
+		if (readOnly != null) {
+			throw new DbLockConfigurationException("db-lock's DataSource points at a server that cannot hold locks: "
+					+ readOnly + ". Locks kept there would not be the primary's, and writing them fails.",
+					"Point db-lock at the primary: the application's spring.datasource.url, or db-lock.data-source "
+							+ "naming a DataSource of the primary.");
+		}
+		if (failover != null) {
+			logger.warn(failover + " (see the README, \"Replicated and clustered databases\")");
+		}
+	}
+
+	private static SqlDialect dialect(DataSource dataSource, DbLockProperties properties) {
 		DbLockProperties.Dialect dialect = properties.getDialect();
 		if (dialect == null) {
 			return SqlDialects.detect(dataSource, properties.getTableName());

@@ -172,6 +172,12 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 	}
 
 	@Override
+	public @Nullable String readOnly(JdbcOperations jdbc) {
+		return "ON".equalsIgnoreCase(variable(jdbc, "read_only"))
+				? "the server is read-only (read_only=ON), as a replica is" : null;
+	}
+
+	@Override
 	public @Nullable String namedLocksUnavailable(JdbcOperations jdbc) {
 		String cluster = multiPrimaryCluster(jdbc);
 		return (cluster != null) ? cluster + ", whose nodes each give their own GET_LOCK: callers on different nodes "

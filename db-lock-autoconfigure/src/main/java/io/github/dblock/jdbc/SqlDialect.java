@@ -523,6 +523,27 @@ public abstract class SqlDialect {
 	}
 
 	/**
+	 * Why this server cannot hold the lock table, if it cannot: it is read-only, as a
+	 * replica or a standby is. Locks written on a replica (where a privileged user may still
+	 * write) are not the primary's.
+	 * @param jdbc runs statements in autocommit
+	 * @return the reason, or {@code null} if it can
+	 */
+	public @Nullable String readOnly(JdbcOperations jdbc) {
+		return null;
+	}
+
+	/**
+	 * What a failover of this server could lose, if anything is known to: on PostgreSQL,
+	 * standbys streaming asynchronously.
+	 * @param jdbc runs statements in autocommit
+	 * @return the warning, or {@code null}
+	 */
+	public @Nullable String failoverWarning(JdbcOperations jdbc) {
+		return null;
+	}
+
+	/**
 	 * Why named locks cannot be used on this database or server, if they cannot: none on
 	 * H2; on a multi-primary cluster a named lock is local to the node that gave it.
 	 * @param jdbc runs statements in autocommit

@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -61,6 +62,86 @@ public final class OwnPostgreSql implements OwnServer {
 			statement.execute("CREATE DATABASE test");
 		}
 		return server;
+	}
+
+	/**
+	 * Starts a streaming standby of this server on a free port (a base backup taken with
+	 * {@code pg_basebackup -R}), and waits until it streams. A synchronous one is named in
+	 * this server's {@code synchronous_standby_names}, so that a commit here returns only
+	 * once the standby has it.
+	 * @param synchronous whether commits wait for the standby
+	 * @return the running standby, read-only until {@link #promote()}
+	 * @throws Exception if it cannot be started within a minute
+	 */
+	public OwnPostgreSql startStandby(boolean synchronous) throws Exception {
+		Path directory = Files.createTempDirectory("own-postgresql-standby-");
+		run(List.of("chown", "postgres", directory.toString()), directory);
+		OwnPostgreSql standby = new OwnPostgreSql(directory, freePort());
+		run(List.of("runuser", "-u", "postgres", "--", BIN.resolve("pg_basebackup").toString(), "-h", "127.0.0.1", "-p",
+				String.valueOf(this.port), "-U", "postgres", "-D", standby.dataDirectory().toString(), "-R", "-X",
+				"stream", "-c", "fast", "--no-sync"), directory);
+		standby.startServer();
+		try (Connection connection = connect("postgres"); Statement statement = connection.createStatement()) {
+			if (synchronous) {
+				statement.execute("ALTER SYSTEM SET synchronous_standby_names = '*'");
+				statement.execute("SELECT pg_reload_conf()");
+			}
+			String state = synchronous ? "sync" : "async";
+			long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+			while (true) {
+				try (ResultSet rs = statement.executeQuery(
+						"SELECT COUNT(*) FROM pg_stat_replication WHERE state = 'streaming' AND sync_state = '" + state + "'")) {
+					rs.next();
+					if (rs.getInt(1) == 1) {
+						break;
+					}
+				}
+				if (System.nanoTime() - deadline > 0) {
+					throw new IllegalStateException("the standby on port " + standby.port + " did not stream " + state);
+				}
+				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+			}
+		}
+		return standby;
+	}
+
+	/**
+	 * Stops a standby's streaming from its primary (its {@code primary_conninfo} emptied), so
+	 * that what the primary commits from now on is not on it.
+	 * @throws Exception if the standby cannot be reached
+	 */
+	public void stopStreaming() throws Exception {
+		try (Connection connection = connect("postgres"); Statement statement = connection.createStatement()) {
+			statement.execute("ALTER SYSTEM SET primary_conninfo = ''");
+			statement.execute("SELECT pg_reload_conf()");
+			long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+			while (true) {
+				try (ResultSet rs = statement.executeQuery("SELECT COUNT(*) FROM pg_stat_wal_receiver")) {
+					rs.next();
+					if (rs.getInt(1) == 0) {
+						return;
+					}
+				}
+				if (System.nanoTime() - deadline > 0) {
+					throw new IllegalStateException("the standby on port " + this.port + " kept streaming");
+				}
+				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+			}
+		}
+	}
+
+	/**
+	 * Promotes a standby to a primary (failover) and waits until it accepts writes.
+	 * @throws Exception if it does not within a minute
+	 */
+	public void promote() throws Exception {
+		try (Connection connection = connect("postgres"); Statement statement = connection.createStatement();
+				ResultSet rs = statement.executeQuery("SELECT pg_promote(true, 60)")) {
+			rs.next();
+			if (!rs.getBoolean(1)) {
+				throw new IllegalStateException("the standby on port " + this.port + " was not promoted within a minute");
+			}
+		}
 	}
 
 	@Override
