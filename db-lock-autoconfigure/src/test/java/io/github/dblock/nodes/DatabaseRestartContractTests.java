@@ -38,6 +38,14 @@ abstract class DatabaseRestartContractTests {
 	/** Starts the server the test kills. */
 	protected abstract OwnServer start() throws Exception;
 
+	/**
+	 * Whether callers must be told the database failed: yes for a single server; a cluster
+	 * whose clients fail over to the members left may hide the loss of one.
+	 */
+	protected boolean callersSeeTheOutage() {
+		return true;
+	}
+
 	@Test
 	void theDatabaseKilledAndRestartedMidRun() throws Exception {
 		try (OwnServer database = start()) {
@@ -51,7 +59,8 @@ abstract class DatabaseRestartContractTests {
 				new DbLockSchemaMigration(dataSource, SqlDialects.detect(dataSource, TestDatabase.TABLE)).afterPropertiesSet();
 				JdbcTemplate jdbc = new JdbcTemplate(dataSource);
 				jdbc.execute("CREATE TABLE chaos_counter (id INT PRIMARY KEY, counter_value BIGINT, fence BIGINT)");
-				jdbc.execute("CREATE TABLE chaos_log (id " + database.generatedKey() + " PRIMARY KEY, token BIGINT)");
+				jdbc.execute("CREATE TABLE chaos_log (id " + database.generatedKey()
+						+ " PRIMARY KEY, token BIGINT, counter_value BIGINT)");
 				jdbc.update("INSERT INTO chaos_counter VALUES (1, 0, 0)");
 				TestDatabase.Connection connection = new TestDatabase.Connection(database.url(), database.user(), "", false);
 				try {
@@ -87,8 +96,10 @@ abstract class DatabaseRestartContractTests {
 				assertThat(counter).isBetween(increments, increments + workErrors);
 				assertThat(sum(results, "overruns")).isZero();
 				assertThat(sum(results, "unclearErrors")).isZero();
-				assertThat(sum(results, "databaseErrors")).isPositive();
-				List<Long> tokens = jdbc.queryForList("SELECT token FROM chaos_log ORDER BY id", Long.class);
+				if (callersSeeTheOutage()) {
+					assertThat(sum(results, "databaseErrors")).isPositive();
+				}
+				List<Long> tokens = jdbc.queryForList("SELECT token FROM chaos_log ORDER BY counter_value", Long.class);
 				int inversions = 0;
 				for (int i = 1; i < tokens.size(); i++) {
 					if (tokens.get(i) <= tokens.get(i - 1)) {

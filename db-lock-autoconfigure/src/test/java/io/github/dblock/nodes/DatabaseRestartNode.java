@@ -34,7 +34,8 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * One node while its database is killed and restarted: threads that take one key and,
  * holding it, increment a fenced counter (read with {@code SELECT ... FOR UPDATE}, written
- * only if the lock's token is larger than the last writer's, and logged with the token)
+ * only if the lock's token is larger than the last writer's, and logged with the token and
+ * the value it wrote)
  * until a stop file appears. Prints what happened:
  * <ul>
  * <li>{@code increments}, {@code rejected} (fenced writes refused), {@code workErrors}
@@ -129,7 +130,8 @@ public final class DatabaseRestartNode {
 							}
 							jdbc.update("UPDATE chaos_counter SET counter_value = ?, fence = ? WHERE id = 1",
 									((Number) row.get("counter_value")).longValue() + 1, token);
-							jdbc.update("INSERT INTO chaos_log (token) VALUES (?)", token);
+							jdbc.update("INSERT INTO chaos_log (token, counter_value) VALUES (?, ?)", token,
+									((Number) row.get("counter_value")).longValue() + 1);
 							return true;
 						});
 						counts.get(Boolean.TRUE.equals(accepted) ? "increments" : "rejected").incrementAndGet();

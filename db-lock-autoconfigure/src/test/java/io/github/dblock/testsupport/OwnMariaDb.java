@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -43,6 +44,9 @@ public final class OwnMariaDb implements OwnServer {
 
 	private Process process;
 
+	/** Whether it is a member of a {@link GaleraCluster}, which rejoins by state transfer. */
+	private boolean galeraMember;
+
 	private OwnMariaDb(Path directory, int port, List<String> options) {
 		this.directory = directory;
 		this.port = port;
@@ -73,6 +77,50 @@ public final class OwnMariaDb implements OwnServer {
 				"--binlog-format=ROW", "--innodb-autoinc-lock-mode=2", "--wsrep-node-address=127.0.0.1",
 				"--wsrep-provider-options=gmcast.listen_addr=tcp://127.0.0.1:" + replicationPort + ";base_port="
 						+ freePort()));
+	}
+
+	/**
+	 * Starts a member of a Galera cluster of the test's own (see {@link GaleraCluster}): a
+	 * new data directory, the cluster's options; the first member bootstraps the cluster
+	 * ({@code --wsrep-new-cluster}, on its first start only) and creates the database
+	 * {@code test}, the others join it and receive its data by state transfer.
+	 * @param options the member's Galera options
+	 * @param bootstrap whether it is the first member
+	 * @return the running member, once it accepts connections
+	 * @throws Exception if it cannot be started within a minute
+	 */
+	static OwnMariaDb startGaleraMember(List<String> options, boolean bootstrap) throws Exception {
+		Assumptions.assumeTrue(Files.isReadable(GALERA), "Galera not installed: " + GALERA);
+		Assumptions.assumeTrue(Files.isExecutable(SERVER) && Files.isExecutable(INSTALL),
+				"MariaDB binaries not installed: " + SERVER + ", " + INSTALL);
+		Path directory = Files.createTempDirectory(Path.of("target").toAbsolutePath(), "own-galera-");
+		List<String> all = new ArrayList<>(List.of("--wsrep-on=ON", "--wsrep-provider=" + GALERA, "--binlog-format=ROW",
+				"--innodb-autoinc-lock-mode=2", "--wsrep-node-address=127.0.0.1", "--wsrep-sst-method=rsync"));
+		all.addAll(options);
+		OwnMariaDb server = new OwnMariaDb(directory, freePort(), all);
+		server.galeraMember = true;
+		if (bootstrap) {
+			server.run(List.of(INSTALL.toString(), "--no-defaults", "--datadir=" + server.dataDirectory(),
+					"--auth-root-authentication-method=normal", "--skip-test-db", "--user=root"));
+		}
+		else {
+			server.emptyDataDirectory();
+		}
+		server.startServer(bootstrap ? List.of("--wsrep-new-cluster") : List.of());
+		if (bootstrap) {
+			try (Connection connection = server.connect(); Statement statement = connection.createStatement()) {
+				statement.execute("CREATE DATABASE test");
+			}
+		}
+		return server;
+	}
+
+	/**
+	 * The server's port.
+	 * @return the port
+	 */
+	public int port() {
+		return this.port;
 	}
 
 	private static OwnMariaDb start(List<String> options) throws Exception {
@@ -114,7 +162,29 @@ public final class OwnMariaDb implements OwnServer {
 
 	@Override
 	public void restart() throws Exception {
+		if (this.galeraMember) {
+			// it joins again by a full state transfer, into an empty directory
+			emptyDataDirectory();
+		}
 		startServer();
+	}
+
+	/**
+	 * An empty data directory that a state transfer may fill: rsync's daemon, started by
+	 * the joining member as root, writes as {@code nobody}.
+	 */
+	private void emptyDataDirectory() throws IOException {
+		Path data = dataDirectory();
+		if (Files.exists(data)) {
+			try (Stream<Path> files = Files.walk(data)) {
+				files.sorted(Comparator.reverseOrder()).forEach((file) -> file.toFile().delete());
+			}
+		}
+		Files.createDirectories(data);
+		Files.setPosixFilePermissions(this.directory, PosixFilePermissions.fromString("rwxr-xr-x"));
+		Files.setPosixFilePermissions(data, PosixFilePermissions.fromString("rwxrwxrwx"));
+		// its own, so that it may set the directory's permissions to the donor's
+		Files.setOwner(data, data.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody"));
 	}
 
 	@Override
@@ -128,17 +198,37 @@ public final class OwnMariaDb implements OwnServer {
 		}
 	}
 
+	/**
+	 * The last lines of the server's error log, for a failure's message.
+	 * @param lines how many
+	 * @return the lines, or why they could not be read
+	 */
+	String errorLogTail(int lines) {
+		try {
+			List<String> all = Files.readAllLines(this.directory.resolve("error.log"));
+			return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+		}
+		catch (IOException ex) {
+			return "(no error log: " + ex + ")";
+		}
+	}
+
 	private Path dataDirectory() {
 		return this.directory.resolve("data");
 	}
 
 	private void startServer() throws Exception {
+		startServer(List.of());
+	}
+
+	private void startServer(List<String> firstStartOptions) throws Exception {
 		List<String> command = new ArrayList<>(List.of(SERVER.toString(), "--no-defaults",
 				"--datadir=" + dataDirectory(), "--port=" + this.port, "--bind-address=127.0.0.1",
 				"--socket=" + this.directory.resolve("socket"), "--pid-file=" + this.directory.resolve("pid"),
 				"--user=root", "--innodb-buffer-pool-size=32M", "--max-connections=200", "--skip-log-bin",
 				"--log-error=" + this.directory.resolve("error.log")));
 		command.addAll(this.options);
+		command.addAll(firstStartOptions);
 		this.process = new ProcessBuilder(command).redirectErrorStream(true)
 			.redirectOutput(this.directory.resolve("server.out").toFile())
 			.start();
@@ -157,7 +247,7 @@ public final class OwnMariaDb implements OwnServer {
 		}
 	}
 
-	private Connection connect() throws SQLException {
+	Connection connect() throws SQLException {
 		return DriverManager.getConnection("jdbc:mariadb://127.0.0.1:" + this.port + "/?connectTimeout=1000", "root",
 				"");
 	}

@@ -1,0 +1,172 @@
+package io.github.dblock.testsupport;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Collectors;
+
+/**
+ * A MariaDB Galera cluster of the test's own on loopback (Debian's {@code galera-4}): every
+ * member on ports of its own, state transfer by {@code rsync}. Started member by member,
+ * each waited for until the cluster counts it and it is synced (bounded); a member killed
+ * with {@code kill -9} rejoins when started again. Skips the test where Galera is not
+ * installed. As an {@link OwnServer} its URL spreads connections over every member, and
+ * killing it kills its last member, which its restart brings back into the cluster.
+ */
+public final class GaleraCluster implements OwnServer {
+
+	private static final Duration SYNC_TIMEOUT = Duration.ofSeconds(90);
+
+	private final List<OwnMariaDb> members = new ArrayList<>();
+
+	private GaleraCluster() {
+	}
+
+	/**
+	 * Starts a cluster.
+	 * @param size how many members
+	 * @return the running cluster, every member synced
+	 * @throws Exception if a member does not start and sync in time
+	 */
+	public static GaleraCluster start(int size) throws Exception {
+		List<int[]> ports = new ArrayList<>();
+		for (int i = 0; i < size; i++) {
+			ports.add(new int[] { freePort(), freePort(), freePort() });
+		}
+		String address = ports.stream().map((member) -> "127.0.0.1:" + member[0]).collect(Collectors.joining(","));
+		GaleraCluster cluster = new GaleraCluster();
+		try {
+			for (int i = 0; i < size; i++) {
+				int[] member = ports.get(i);
+				cluster.members.add(OwnMariaDb.startGaleraMember(List.of("--wsrep-cluster-address=gcomm://" + address,
+						"--wsrep-provider-options=gmcast.listen_addr=tcp://127.0.0.1:" + member[0] + ";ist.recv_addr=127.0.0.1:"
+								+ member[1],
+						"--wsrep-sst-receive-address=127.0.0.1:" + member[2]), i == 0));
+				cluster.awaitSynced(i + 1);
+			}
+		}
+		catch (Exception | Error ex) {
+			// what the donor said of the state transfer, before its directory goes
+			String donor = cluster.members.isEmpty() ? "" : cluster.members.get(0).errorLogTail(200);
+			cluster.close();
+			throw new IllegalStateException("The Galera cluster did not start; its first member's log ends with:\n"
+					+ donor, ex);
+		}
+		return cluster;
+	}
+
+	/**
+	 * A member.
+	 * @param index its index, from 0
+	 * @return the member
+	 */
+	public OwnMariaDb member(int index) {
+		return this.members.get(index);
+	}
+
+	/**
+	 * A JDBC URL that spreads connections over every member and fails over to the others
+	 * when one dies ({@code jdbc:mariadb:loadbalance:}).
+	 * @return the URL of the database {@code test}
+	 */
+	public String loadBalancedUrl() {
+		return "jdbc:mariadb:loadbalance://"
+				+ this.members.stream().map((member) -> "127.0.0.1:" + member.port()).collect(Collectors.joining(","))
+				+ "/test";
+	}
+
+	@Override
+	public String url() {
+		return loadBalancedUrl();
+	}
+
+	@Override
+	public String user() {
+		return "root";
+	}
+
+	@Override
+	public String generatedKey() {
+		return "BIGINT AUTO_INCREMENT";
+	}
+
+	/** Kills the last member ({@code kill -9}); the others carry on as the cluster. */
+	@Override
+	public void kill() throws Exception {
+		this.members.get(this.members.size() - 1).kill();
+	}
+
+	/** Starts the killed member again and waits until it has rejoined and synced. */
+	@Override
+	public void restart() throws Exception {
+		rejoin(this.members.size() - 1);
+	}
+
+	/**
+	 * Starts a killed member again and waits until it has rejoined and synced.
+	 * @param index its index
+	 * @throws Exception if it does not within the limit
+	 */
+	public void rejoin(int index) throws Exception {
+		this.members.get(index).restart();
+		awaitSynced(this.members.size());
+	}
+
+	/** Waits until every live member counts {@code size} members and says it is synced. */
+	private void awaitSynced(int size) throws Exception {
+		long deadline = System.nanoTime() + SYNC_TIMEOUT.toNanos();
+		for (OwnMariaDb member : this.members.subList(0, size)) {
+			while (!synced(member, size)) {
+				if (System.nanoTime() - deadline > 0) {
+					throw new IllegalStateException("Galera member on port " + member.port() + " did not sync with "
+							+ size + " members within " + SYNC_TIMEOUT);
+				}
+				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+			}
+		}
+	}
+
+	private static boolean synced(OwnMariaDb member, int size) {
+		try (Connection connection = member.connect(); Statement statement = connection.createStatement();
+				ResultSet rs = statement.executeQuery("SELECT (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
+						+ "WHERE VARIABLE_NAME = 'WSREP_CLUSTER_SIZE'), (SELECT VARIABLE_VALUE FROM "
+						+ "information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_LOCAL_STATE_COMMENT')")) {
+			rs.next();
+			return String.valueOf(size).equals(rs.getString(1)) && "Synced".equals(rs.getString(2));
+		}
+		catch (SQLException ex) {
+			return false;
+		}
+	}
+
+	@Override
+	public void close() throws Exception {
+		Exception failure = null;
+		for (OwnMariaDb member : this.members) {
+			try {
+				member.close();
+			}
+			catch (Exception ex) {
+				failure = ex;
+			}
+		}
+		if (failure != null) {
+			throw failure;
+		}
+	}
+
+	private static int freePort() throws IOException {
+		try (ServerSocket socket = new ServerSocket(0)) {
+			return socket.getLocalPort();
+		}
+	}
+
+}
