@@ -115,9 +115,11 @@ public final class DbLockAutoConfiguration {
 		JdbcTemplate jdbc = new JdbcTemplate(dataSource);
 		String readOnly;
 		String failover;
+		String cluster;
 		try {
 			readOnly = dialect.readOnly(jdbc);
 			failover = (readOnly != null) ? null : dialect.failoverWarning(jdbc);
+			cluster = dialect.multiPrimaryCluster(jdbc);
 		}
 		catch (DataAccessException ex) {
 			// not known: the migration, or the first lock, says what is wrong
@@ -132,6 +134,11 @@ public final class DbLockAutoConfiguration {
 		}
 		if (failover != null) {
 			logger.warn(failover + " (see the README, \"Replicated and clustered databases\")");
+		}
+		if (cluster != null) {
+			logger.info("db-lock: " + cluster + ". The lease mode holds here: its rows are certified cluster-wide, and "
+					+ "a conflict between members is an attempt that did not acquire, retried. The named and transaction "
+					+ "modes are refused: each member gives its own named locks and row locks.");
 		}
 	}
 
