@@ -254,10 +254,16 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 	private record ClockOffset(Duration offset, long measuredAt) {
 	}
 
-	/** InnoDB's lock-wait timeout (1205) and deadlock (1213). */
+	/**
+	 * InnoDB's lock-wait timeout (1205) and deadlock (1213), which is also how a Galera
+	 * member reports a certification conflict with another member; and a Galera member not
+	 * ready for applications (1047, "WSREP has not yet prepared node", while it joins or is
+	 * desynced), which refused the statement before running it: the pool evicts that
+	 * connection (its SQLState is of class 08), and the next attempt may reach another member.
+	 */
 	@Override
 	protected boolean isContention(int errorCode, @Nullable String sqlState) {
-		return errorCode == 1205 || errorCode == 1213;
+		return errorCode == 1205 || errorCode == 1213 || errorCode == 1047;
 	}
 
 	@Override

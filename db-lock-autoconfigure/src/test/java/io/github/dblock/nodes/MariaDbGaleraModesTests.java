@@ -6,6 +6,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.DbLock;
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
+import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
 import io.github.dblock.autoconfigure.DbLockAutoConfiguration;
 import io.github.dblock.autoconfigure.DbLockConfigurationException;
@@ -32,6 +33,7 @@ import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfigu
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.NestedExceptionUtils;
+import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -75,6 +77,32 @@ class MariaDbGaleraModesTests {
 							false, Duration.ZERO, DbLockMode.NAMED)))
 					.withMessageContaining("wsrep_on=ON");
 				try (LockHandle lease = engine.acquire(LockRequest.of("galera", Duration.ZERO, Duration.ofSeconds(30)))) {
+					assertThat(lease.isHeld()).isTrue();
+				}
+			}
+		}
+	}
+
+	@Test
+	void aNodeNotReadyForApplicationsIsAnAttemptThatDidNotAcquire() {
+		try (HikariDataSource dataSource = NodeSupport.dataSource(this.server.url(), "root", "", 4);
+				HikariDataSource admin = NodeSupport.dataSource(this.server.url(), "root", "", 1)) {
+			JdbcLockRepository leases = new JdbcLockRepository(dataSource, SqlDialects.detect(dataSource, "db_lock"));
+			new DbLockSchemaMigration(dataSource, leases.dialect()).afterPropertiesSet();
+			JdbcTemplate adminJdbc = new JdbcTemplate(admin);
+			try (LockEngine engine = new LockEngine(leases,
+					LockEngineSettings.of(new Backoff(Duration.ofMillis(2), Duration.ofMillis(50))))) {
+				// the node answers every statement with 1047, as a member still joining or desynced does
+				adminJdbc.execute("SET GLOBAL wsrep_reject_queries = ALL");
+				try {
+					assertThatExceptionOfType(LockAcquisitionException.class).isThrownBy(
+							() -> engine.acquire(LockRequest.of("not-ready", Duration.ofMillis(300), Duration.ofSeconds(30))));
+				}
+				finally {
+					adminJdbc.execute("SET GLOBAL wsrep_reject_queries = NONE");
+				}
+				// the connections that met it were evicted from the pool; the next ones work
+				try (LockHandle lease = engine.acquire(LockRequest.of("not-ready", Duration.ofSeconds(5), Duration.ofSeconds(30)))) {
 					assertThat(lease.isHeld()).isTrue();
 				}
 			}
