@@ -107,6 +107,7 @@ public final class OwnMariaDb implements OwnServer {
 			server.emptyDataDirectory();
 		}
 		server.startServer(bootstrap ? List.of("--wsrep-new-cluster") : List.of());
+		server.awaitWsrepReady();
 		if (bootstrap) {
 			try (Connection connection = server.connect(); Statement statement = connection.createStatement()) {
 				statement.execute("CREATE DATABASE test");
@@ -131,6 +132,9 @@ public final class OwnMariaDb implements OwnServer {
 		server.run(List.of(INSTALL.toString(), "--no-defaults", "--datadir=" + server.dataDirectory(),
 				"--auth-root-authentication-method=normal", "--skip-test-db", "--user=root"));
 		server.startServer();
+		if (options.contains("--wsrep-on=ON")) {
+			server.awaitWsrepReady();
+		}
 		try (Connection connection = server.connect(); Statement statement = connection.createStatement()) {
 			statement.execute("CREATE DATABASE test");
 		}
@@ -195,6 +199,30 @@ public final class OwnMariaDb implements OwnServer {
 		}
 		try (Stream<Path> files = Files.walk(this.directory)) {
 			files.sorted(Comparator.reverseOrder()).forEach((file) -> file.toFile().delete());
+		}
+	}
+
+	/**
+	 * Waits until a Galera member is ready for applications ({@code wsrep_ready=ON}): it
+	 * accepts connections before, and answers their statements with error 1047.
+	 */
+	private void awaitWsrepReady() throws Exception {
+		long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+		while (true) {
+			try (Connection connection = connect(); Statement statement = connection.createStatement();
+					java.sql.ResultSet rs = statement.executeQuery("SHOW STATUS LIKE 'wsrep_ready'")) {
+				if (rs.next() && "ON".equalsIgnoreCase(rs.getString(2))) {
+					return;
+				}
+			}
+			catch (SQLException ex) {
+				// not yet
+			}
+			if (!this.process.isAlive() || System.nanoTime() - deadline > 0) {
+				throw new IllegalStateException("Galera member on port " + this.port + " was not ready: "
+						+ errorLogTail(60));
+			}
+			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
 		}
 	}
 
