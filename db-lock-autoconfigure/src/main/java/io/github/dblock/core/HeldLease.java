@@ -29,6 +29,9 @@ final class HeldLease {
 
 	final Lease lease;
 
+	/** The mode it was taken in, for the report of a loss. */
+	final DbLockMode mode;
+
 	/** Serializes the statements about this lease: renewal, extension, cede, release. */
 	final ReentrantLock io = new ReentrantLock();
 
@@ -72,6 +75,7 @@ final class HeldLease {
 		this.local = local;
 		this.events = events;
 		this.lease = lease;
+		this.mode = request.mode();
 		this.duration = request.lease();
 		this.renewed = request.renewed();
 		this.expiresAt = lease.expiresAt();
@@ -126,7 +130,7 @@ final class HeldLease {
 		if (holder != null) {
 			holder.lost(now);
 		}
-		this.events.lost(this.lease.key(), DbLockMode.LEASE);
+		this.events.lost(this.lease.key(), this.mode);
 		logger.error("Lost lock '" + this.lease.key() + "' (owner " + this.lease.owner() + ", token "
 				+ this.lease.token() + ") at " + now + ": " + reason + "; another owner may hold it now");
 	}

@@ -86,6 +86,8 @@ public final class LockEngine implements AutoCloseable {
 
 	private final @Nullable NamedMode named;
 
+	private final @Nullable ReadWriteMode readWrite;
+
 	private final Events events = new Events();
 
 	private volatile boolean closed;
@@ -116,6 +118,9 @@ public final class LockEngine implements AutoCloseable {
 		this.transactions = (connectionLocks != null)
 				? new TransactionMode(connectionLocks, settings.backoff(), this.events) : null;
 		this.named = (connectionLocks != null) ? new NamedMode(connectionLocks, settings.backoff(), this.events) : null;
+		this.readWrite = repository.readWriteLocks()
+			.map((readWriteLocks) -> new ReadWriteMode(readWriteLocks, settings, this.events))
+			.orElse(null);
 	}
 
 	/**
@@ -136,8 +141,8 @@ public final class LockEngine implements AutoCloseable {
 	}
 
 	/**
-	 * The locks the threads of this JVM hold now, in the lease and named modes, and in the
-	 * transaction mode until their transaction ends.
+	 * The locks the threads of this JVM hold now, in the lease, named and read/write modes,
+	 * and in the transaction mode until their transaction ends.
 	 * @return the held locks, in no particular order
 	 */
 	public List<HeldKey> held() {
@@ -155,6 +160,9 @@ public final class LockEngine implements AutoCloseable {
 		}
 		if (this.transactions != null) {
 			this.transactions.held(held, now);
+		}
+		if (this.readWrite != null) {
+			this.readWrite.held(held, now);
 		}
 		return held;
 	}
@@ -268,6 +276,7 @@ public final class LockEngine implements AutoCloseable {
 			return switch (request.mode()) {
 				case TRANSACTION -> connectionMode(this.transactions, request).acquire(key, request.waitTime());
 				case NAMED -> connectionMode(this.named, request).acquire(key, request.waitTime());
+				case READ, WRITE -> readWriteMode(request).acquire(request);
 				case LEASE -> throw new IllegalStateException();
 			};
 		}
@@ -358,6 +367,14 @@ public final class LockEngine implements AutoCloseable {
 		return mode;
 	}
 
+	private ReadWriteMode readWriteMode(LockRequest request) {
+		if (this.readWrite == null) {
+			throw new DbLockException("Could not acquire lock '" + request.key() + "' in the " + request.mode()
+					+ " mode: this lock engine's repository has no read/write storage");
+		}
+		return this.readWrite;
+	}
+
 	private void refuseIfClosed(String key) {
 		if (this.closed) {
 			throw new DbLockException("Could not acquire lock '" + key + "': the lock engine is shut down");
@@ -394,6 +411,9 @@ public final class LockEngine implements AutoCloseable {
 		long deadline = started + grace.toNanos();
 		if (this.named != null) {
 			this.named.shutdown(grace);
+		}
+		if (this.readWrite != null) {
+			this.readWrite.shutdown(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
 		}
 		while (holding() && System.nanoTime() - deadline < 0) {
 			LockSupport.parkNanos(SHUTDOWN_CHECK_NANOS);
