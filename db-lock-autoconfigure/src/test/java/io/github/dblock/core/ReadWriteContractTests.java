@@ -364,6 +364,72 @@ abstract class ReadWriteContractTests {
 		assertThat(rows()).isZero();
 	}
 
+	/**
+	 * What one uncontended cycle (acquire, release) costs on one connection, a new key every
+	 * time, with a fixed lease (no renewal): the statements the server received (MariaDB and
+	 * MySQL count them per session) and the time, printed beside the lease mode's.
+	 */
+	@Test
+	void anUncontendedCycleCostsFewStatements() throws Exception {
+		com.zaxxer.hikari.HikariConfig config = new com.zaxxer.hikari.HikariConfig();
+		TestDatabase.Connection settings = database().connection();
+		config.setJdbcUrl(settings.url());
+		config.setUsername(settings.user());
+		config.setPassword(settings.password());
+		config.setMaximumPoolSize(1);
+		config.setPoolName("rw-cycles");
+		try (HikariDataSource single = new HikariDataSource(config);
+				LockEngine engine = new LockEngine(new JdbcLockRepository(single, database().dialect(single)),
+						LockEngineSettings.of(BACKOFF))) {
+			int cycles = 300;
+			StringBuilder report = new StringBuilder(database() + " uncontended cycles on one connection:");
+			for (DbLockMode mode : List.of(DbLockMode.LEASE, DbLockMode.READ, DbLockMode.WRITE)) {
+				AtomicInteger keys = new AtomicInteger();
+				Runnable cycle = () -> engine.acquire(new LockRequest("cycle-" + mode + "-" + keys.incrementAndGet(),
+						Duration.ZERO, LEASE, false, Duration.ZERO, mode)).close();
+				for (int i = 0; i < 50; i++) {
+					cycle.run();
+				}
+				long first = questions(single);
+				long before = questions(single);
+				long start = System.nanoTime();
+				for (int i = 0; i < cycles; i++) {
+					cycle.run();
+				}
+				long micros = TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - start) / cycles;
+				// each SHOW STATUS counts itself: subtract what one costs
+				long statements = questions(single) - before - (before - first);
+				report.append(" ").append(mode).append(" ").append(micros).append(" us");
+				if (database().countsQuestions()) {
+					report.append(" (").append(String.format(java.util.Locale.ROOT, "%.2f", (double) statements / cycles))
+						.append(" statements)");
+					if (mode == DbLockMode.READ) {
+						// insert, check, delete
+						assertThat(statements).isEqualTo(3L * cycles);
+					}
+					if (mode == DbLockMode.WRITE) {
+						// intent, writer's row, its token and end, then the row and the intent deleted
+						assertThat(statements).isEqualTo(5L * cycles);
+					}
+				}
+				report.append(";");
+			}
+			System.out.println(report);
+		}
+	}
+
+	private long questions(HikariDataSource dataSource) throws Exception {
+		if (!database().countsQuestions()) {
+			return 0;
+		}
+		try (java.sql.Connection connection = dataSource.getConnection();
+				java.sql.Statement statement = connection.createStatement();
+				java.sql.ResultSet rs = statement.executeQuery("SHOW SESSION STATUS LIKE 'Questions'")) {
+			rs.next();
+			return rs.getLong(2);
+		}
+	}
+
 	private int rows() {
 		return this.jdbc.queryForObject("SELECT COUNT(*) FROM " + TestDatabase.TABLE + "_rw", Integer.class)
 				+ this.jdbc.queryForObject("SELECT COUNT(*) FROM " + TestDatabase.TABLE + "_rw_intents", Integer.class);
