@@ -11,6 +11,7 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DuplicateKeyException;
 import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.jdbc.core.RowMapper;
 
 /**
  * {@link ReadWriteLockRepository} over JDBC, on the connections, statement timeout and error
@@ -88,14 +89,17 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 				if (!claim(jdbc, key, owner, lease, again)) {
 					return new WriteAttempt(false, null);
 				}
-				if (jdbc.update(this.sql.insertWriter, SqlDialect.micros(lease), key, owner,
-						SqlDialect.micros(lease.dividedBy(2)), key) == 0) {
+				RowMapper<Lease> taken = (rs, i) -> new Lease(key, owner, rs.getLong("token"),
+						this.sql.readInstant(rs, "expires_at"));
+				Object[] parameters = { SqlDialect.micros(lease), key, owner, SqlDialect.micros(lease.dividedBy(2)), key };
+				if (this.sql.insertWriterReturning != null) {
+					return new WriteAttempt(true,
+							jdbc.query(this.sql.insertWriterReturning, taken, parameters).stream().findFirst().orElse(null));
+				}
+				if (jdbc.update(this.sql.insertWriter, parameters) == 0) {
 					return new WriteAttempt(true, null);
 				}
-				Lease taken = jdbc.query(this.sql.selectHolder,
-						(rs, i) -> new Lease(key, owner, rs.getLong("token"), this.sql.readInstant(rs, "expires_at")),
-						key, owner).stream().findFirst().orElse(null);
-				return new WriteAttempt(true, taken);
+				return new WriteAttempt(true, jdbc.query(this.sql.selectHolder, taken, key, owner).stream().findFirst().orElse(null));
 			});
 		}
 		catch (DataAccessException ex) {
@@ -143,6 +147,18 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 	@Override
 	public boolean release(Lease lease, boolean writer) {
 		return this.leases.retryingContention(() -> this.leases.onOwnConnection((jdbc) -> {
+			if (writer && this.sql.releaseWriter != null) {
+				if (this.sql.releaseWriter.startsWith("WITH")) {
+					return jdbc.update(this.sql.releaseWriter, lease.key(), lease.owner(), lease.key(), lease.owner(),
+							lease.token()) == 1;
+				}
+				if (jdbc.update(this.sql.releaseWriter, lease.key(), lease.owner(), lease.token()) > 0) {
+					return true;
+				}
+				// the writer's row was gone: its intent may not be
+				jdbc.update(this.sql.deleteIntent, lease.key(), lease.owner());
+				return false;
+			}
 			boolean held = jdbc.update(this.sql.releaseHolder, lease.key(), lease.owner(), lease.token()) == 1;
 			if (writer) {
 				jdbc.update(this.sql.deleteIntent, lease.key(), lease.owner());

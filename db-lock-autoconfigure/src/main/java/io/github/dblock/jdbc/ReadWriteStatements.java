@@ -4,6 +4,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The statements of the read/write modes for one dialect, on the tables
  * {@code <table>_rw} (a row per holder) and {@code <table>_rw_intents} (a writer's intent per
@@ -36,8 +38,23 @@ final class ReadWriteStatements {
 	 */
 	final String insertWriter;
 
+	/**
+	 * {@link #insertWriter} returning the writer's {@code token} and {@code expires_at}, where
+	 * the database can ({@code RETURNING}, H2's {@code FINAL TABLE}); {@code null} on MySQL,
+	 * where {@link #selectHolder} reads them after.
+	 */
+	final @Nullable String insertWriterReturning;
+
 	/** A holder's token and end: key, owner. */
 	final String selectHolder;
+
+	/**
+	 * Deletes a writer's row and its intent in one statement, where the database can: on
+	 * PostgreSQL with the parameters key, owner, key, owner, token; on MySQL and MariaDB (a
+	 * multi-table delete, which deletes nothing if the writer's row is gone) key, owner,
+	 * token; {@code null} on H2.
+	 */
+	final @Nullable String releaseWriter;
 
 	/** Deletes a holder row that is this owner's with this token: key, owner, token. */
 	final String releaseHolder;
@@ -91,7 +108,17 @@ final class ReadWriteStatements {
 				+ dialect.plusMicros(now) + " FROM " + intents + " i WHERE i.lock_key = ? AND i.owner = ? AND i.expires_at > "
 				+ dialect.plusMicros(now) + " AND NOT EXISTS (SELECT 1 FROM " + holders
 				+ " h WHERE h.lock_key = ? AND h.expires_at > " + now + ")";
+		this.insertWriterReturning = switch (dialect.name()) {
+			case "postgresql", "mariadb" -> this.insertWriter + " RETURNING token, expires_at";
+			case "h2" -> "SELECT token, expires_at FROM FINAL TABLE (" + this.insertWriter + ")";
+			default -> null;
+		};
 		this.selectHolder = "SELECT token, expires_at FROM " + holders + " WHERE lock_key = ? AND owner = ?";
+		this.releaseWriter = mysql ? "DELETE h, i FROM " + holders + " h LEFT JOIN " + intents
+				+ " i ON i.lock_key = h.lock_key AND i.owner = h.owner WHERE h.lock_key = ? AND h.owner = ? AND h.token = ?"
+				: h2 ? null
+						: "WITH i AS (DELETE FROM " + intents + " WHERE lock_key = ? AND owner = ?) DELETE FROM " + holders
+								+ " WHERE lock_key = ? AND owner = ? AND token = ?";
 		this.releaseHolder = "DELETE FROM " + holders + " WHERE lock_key = ? AND owner = ? AND token = ?";
 		this.deleteIntent = "DELETE FROM " + intents + " WHERE lock_key = ? AND owner = ?";
 		this.renewHolder = "UPDATE " + holders + " SET expires_at = " + dialect.plusMicros(now)
