@@ -24,7 +24,8 @@ import org.jspecify.annotations.Nullable;
  * mode that does the database's part. The lease mode is described here; the transaction
  * and named modes ({@link io.github.dblock.DbLockMode}) hold no lease and are classes of
  * their own ({@code TransactionMode}, {@code NamedMode}) that the engine hands a request of
- * theirs to.
+ * theirs to, and so are the read and write modes ({@code ReadWriteMode}), whose holders
+ * have leases renewed by a watchdog of the same kind.
  * <ul>
  * <li>A thread that holds a key takes it again with no SQL, as long as this JVM knows its
  * lease is valid (its local deadline: the time the statement that took or last extended it
@@ -342,6 +343,16 @@ public final class LockEngine implements AutoCloseable {
 				this.keys.exit(local);
 			}
 		}
+	}
+
+	/**
+	 * Why the read/write modes cannot be used with this database, checked now: for a check at
+	 * start-up.
+	 * @return the reason, or empty if they can
+	 */
+	public Optional<String> readWriteLocksUnavailable() {
+		return (this.readWrite != null) ? this.readWrite.unavailable()
+				: Optional.of("the engine's repository has no read/write storage");
 	}
 
 	/**

@@ -64,6 +64,8 @@ final class ReadWriteMode implements AutoCloseable {
 	/** The owner ids of the writers held now, whose renewal renews their intent too. */
 	private final Set<String> writers = ConcurrentHashMap.newKeySet();
 
+	private final Availability availability;
+
 	private volatile boolean closed;
 
 	ReadWriteMode(ReadWriteLockRepository repository, LockEngineSettings settings, Events events) {
@@ -71,6 +73,15 @@ final class ReadWriteMode implements AutoCloseable {
 		this.settings = settings;
 		this.events = events;
 		this.watchdog = new LeaseWatchdog(new Renewals());
+		this.availability = new Availability("read/write", repository::unavailable);
+	}
+
+	/**
+	 * Why the read/write modes cannot be used with this database, checked now.
+	 * @return the reason, or empty if they can
+	 */
+	Optional<String> unavailable() {
+		return this.availability.now();
 	}
 
 	/**
@@ -97,6 +108,7 @@ final class ReadWriteMode implements AutoCloseable {
 			}
 		}
 		refuseIfClosed(key);
+		this.availability.check(key);
 		long deadline = System.nanoTime() + request.waitTime().toNanos();
 		Taken taken = write ? write(request, deadline) : read(request, deadline);
 		if (taken == null) {

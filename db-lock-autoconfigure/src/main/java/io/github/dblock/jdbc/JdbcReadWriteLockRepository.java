@@ -7,6 +7,7 @@ import java.util.Optional;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DuplicateKeyException;
@@ -184,6 +185,21 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 				.stream()
 				.findFirst();
 		}));
+	}
+
+	/**
+	 * On a multi-primary cluster (Galera, group replication in multi-primary mode) a reader's
+	 * row and a writer's intent are different rows, which certification does not set against
+	 * each other, and a node may check before the other node's row has arrived.
+	 */
+	@Override
+	public @Nullable String unavailable() {
+		return this.leases
+			.onOwnConnection((jdbc) -> Optional.ofNullable(this.leases.dialect().multiPrimaryCluster(jdbc)))
+			.map((cluster) -> cluster + ", where a reader and a writer on different nodes write different rows, "
+					+ "which the cluster does not certify against each other, and each may check before the other's "
+					+ "row arrived: both could hold the key")
+			.orElse(null);
 	}
 
 	@Override

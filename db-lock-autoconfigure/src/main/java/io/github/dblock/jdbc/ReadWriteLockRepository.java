@@ -68,6 +68,12 @@ public interface ReadWriteLockRepository {
 	Optional<Instant> renew(Lease lease, Duration duration, boolean writer);
 
 	/**
+	 * Why the read/write modes cannot be used with this database, asked of it now.
+	 * @return the reason, or {@code null} if they can
+	 */
+	@Nullable String unavailable();
+
+	/**
 	 * Deletes holder rows and intents whose lease has ended.
 	 * @param limit the most rows to delete of each table
 	 * @return the number deleted
