@@ -7,7 +7,9 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 
 import io.github.dblock.DbLockException;
@@ -40,7 +42,9 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * <li>A hold whose last handle is closed inside a transaction is released when the
  * transaction completes, as in the lease mode.</li>
  * </ul>
- * Threads of one JVM do not queue locally for a key here: each asks the database.
+ * Writers of one JVM queue locally for a key (a fair permit, kept while the key is held), so
+ * that one of them at a time asks the database; readers each ask it, as each is a holder
+ * row of its own.
  */
 final class ReadWriteMode implements AutoCloseable {
 
@@ -63,6 +67,9 @@ final class ReadWriteMode implements AutoCloseable {
 
 	/** The owner ids of the writers held now, whose renewal renews their intent too. */
 	private final Set<String> writers = ConcurrentHashMap.newKeySet();
+
+	/** The writers of this JVM by key: one at a time asks the database or holds the key. */
+	private final ConcurrentHashMap<String, LocalWriters> localWriters = new ConcurrentHashMap<>();
 
 	private final Availability availability;
 
@@ -119,7 +126,7 @@ final class ReadWriteMode implements AutoCloseable {
 		if (write) {
 			this.writers.add(taken.lease().owner());
 		}
-		ReadWriteHold held = new ReadWriteHold(threadKey, write, lease, request);
+		ReadWriteHold held = new ReadWriteHold(threadKey, write, lease, request, taken.local());
 		Hold hold = held.hold;
 		this.holds.put(threadKey, held);
 		if (this.closed) {
@@ -149,7 +156,7 @@ final class ReadWriteMode implements AutoCloseable {
 				throw failed(request, owner, ex);
 			}
 			if (lease != null) {
-				return new Taken(lease, sentAt);
+				return new Taken(lease, sentAt, null);
 			}
 			if (!pause(attempt, deadline)) {
 				return null;
@@ -157,7 +164,34 @@ final class ReadWriteMode implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * Takes the key for writing: first the turn among this JVM's writers of the key (so that
+	 * one of them at a time polls the database), then the key; the turn is kept while the key
+	 * is held.
+	 */
 	private @Nullable Taken write(LockRequest request, long deadline) throws InterruptedException {
+		LocalWriters local = enterWriters(request.key());
+		boolean turn = false;
+		Taken taken = null;
+		try {
+			turn = local.permit.tryAcquire(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+			if (turn) {
+				taken = writeInTurn(request, deadline, local);
+			}
+			return taken;
+		}
+		finally {
+			if (taken == null) {
+				if (turn) {
+					local.permit.release();
+				}
+				exitWriters(local);
+			}
+		}
+	}
+
+	private @Nullable Taken writeInTurn(LockRequest request, long deadline, LocalWriters local)
+			throws InterruptedException {
 		String owner = this.ownerIds.next();
 		boolean again = false;
 		boolean taken = false;
@@ -176,7 +210,7 @@ final class ReadWriteMode implements AutoCloseable {
 				}
 				if (result.lease() != null) {
 					taken = true;
-					return new Taken(result.lease(), sentAt);
+					return new Taken(result.lease(), sentAt, local);
 				}
 				again = result.intent();
 				if (!pause(attempt, deadline)) {
@@ -275,7 +309,25 @@ final class ReadWriteMode implements AutoCloseable {
 		}
 		finally {
 			lease.io.unlock();
+			LocalWriters local = held.localWriters;
+			if (local != null && held.turnGiven.compareAndSet(false, true)) {
+				// the next local writer's turn, once the key is free in the database
+				local.permit.release();
+				exitWriters(local);
+			}
 		}
+	}
+
+	private LocalWriters enterWriters(String key) {
+		return this.localWriters.compute(key, (k, local) -> {
+			LocalWriters entered = (local != null) ? local : new LocalWriters(k);
+			entered.users++;
+			return entered;
+		});
+	}
+
+	private void exitWriters(LocalWriters local) {
+		this.localWriters.computeIfPresent(local.key, (k, current) -> (current == local && --current.users == 0) ? null : current);
 	}
 
 	/** Adds the locks held now. */
@@ -303,6 +355,10 @@ final class ReadWriteMode implements AutoCloseable {
 	 */
 	void shutdown(Duration grace) {
 		this.closed = true;
+		for (LocalWriters local : this.localWriters.values()) {
+			// one more turn: each waiting writer in turn gets in, finds the mode shut down and passes it on
+			local.permit.release();
+		}
 		long deadline = System.nanoTime() + grace.toNanos();
 		while (!this.holds.isEmpty() && System.nanoTime() - deadline < 0) {
 			LockSupport.parkNanos(SHUTDOWN_CHECK_NANOS);
@@ -323,8 +379,28 @@ final class ReadWriteMode implements AutoCloseable {
 	private record ThreadKey(String key, Thread thread) {
 	}
 
-	/** What a successful attempt took, and when its statement was sent. */
-	private record Taken(Lease lease, long sentAt) {
+	/**
+	 * What a successful attempt took, when its statement was sent, and the local writers'
+	 * turn it holds (a writer's).
+	 */
+	private record Taken(Lease lease, long sentAt, @Nullable LocalWriters local) {
+	}
+
+	/** The writers of this JVM that want one key. */
+	private static final class LocalWriters {
+
+		final String key;
+
+		/** One writer at a time asks the database or holds the key; fair, so that they take turns. */
+		final Semaphore permit = new Semaphore(1, true);
+
+		/** Threads and holds using this entry; guarded by the map. */
+		int users;
+
+		LocalWriters(String key) {
+			this.key = key;
+		}
+
 	}
 
 	/** A thread's hold of a key, reader's or writer's. */
@@ -336,9 +412,16 @@ final class ReadWriteMode implements AutoCloseable {
 
 		final Hold hold;
 
-		ReadWriteHold(ThreadKey threadKey, boolean writer, HeldLease lease, LockRequest request) {
+		/** A writer's turn among the local writers of its key, given back once, when it ends. */
+		final @Nullable LocalWriters localWriters;
+
+		final AtomicBoolean turnGiven = new AtomicBoolean();
+
+		ReadWriteHold(ThreadKey threadKey, boolean writer, HeldLease lease, LockRequest request,
+				@Nullable LocalWriters localWriters) {
 			this.threadKey = threadKey;
 			this.writer = writer;
+			this.localWriters = localWriters;
 			this.hold = new Hold(lease, request, 0, (counted) -> release(this));
 		}
 
