@@ -153,7 +153,11 @@ final class ReadWriteMode implements AutoCloseable {
 				lease = this.repository.tryRead(request.key(), owner, request.lease()).orElse(null);
 			}
 			catch (DataAccessException ex) {
-				throw failed(request, owner, ex);
+				if (!(ex instanceof CannotGetJdbcConnectionException)) {
+					// the statement was sent: the database may have committed the reader's row
+					withdraw(request.key(), owner);
+				}
+				throw failed(request, ex);
 			}
 			if (lease != null) {
 				return new Taken(lease, sentAt, null);
@@ -206,7 +210,8 @@ final class ReadWriteMode implements AutoCloseable {
 					result = this.repository.tryWrite(request.key(), owner, request.lease(), again);
 				}
 				catch (DataAccessException ex) {
-					throw failed(request, owner, ex);
+					// withdrawn below: its intent, and its row if the insert committed
+					throw failed(request, ex);
 				}
 				if (result.lease() != null) {
 					taken = true;
@@ -238,11 +243,7 @@ final class ReadWriteMode implements AutoCloseable {
 		return !this.closed;
 	}
 
-	private DbLockException failed(LockRequest request, String owner, DataAccessException ex) {
-		if (!(ex instanceof CannotGetJdbcConnectionException)) {
-			// the statement was sent: the database may have committed a row
-			withdraw(request.key(), owner);
-		}
+	private static DbLockException failed(LockRequest request, DataAccessException ex) {
 		return new DbLockException("Could not acquire lock '" + request.key() + "' in the " + request.mode()
 				+ " mode: the database failed (" + ex.getMessage() + ")", ex);
 	}

@@ -149,14 +149,10 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 	public boolean release(Lease lease, boolean writer) {
 		return this.leases.retryingContention(() -> this.leases.onOwnConnection((jdbc) -> {
 			if (writer && this.sql.releaseWriter != null) {
-				if (this.sql.releaseWriter.startsWith("WITH")) {
-					return jdbc.update(this.sql.releaseWriter, lease.key(), lease.owner(), lease.key(), lease.owner(),
-							lease.token()) == 1;
-				}
-				if (jdbc.update(this.sql.releaseWriter, lease.key(), lease.owner(), lease.token()) > 0) {
+				if (jdbc.update(this.sql.releaseWriter, this.sql.releaseWriterParameters(lease)) > 0) {
 					return true;
 				}
-				// the writer's row was gone: its intent may not be
+				// the writer's row was gone (a multi-table delete then deletes nothing): its intent may not be
 				jdbc.update(this.sql.deleteIntent, lease.key(), lease.owner());
 				return false;
 			}

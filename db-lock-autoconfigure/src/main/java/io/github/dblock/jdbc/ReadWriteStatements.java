@@ -49,12 +49,15 @@ final class ReadWriteStatements {
 	final String selectHolder;
 
 	/**
-	 * Deletes a writer's row and its intent in one statement, where the database can: on
-	 * PostgreSQL with the parameters key, owner, key, owner, token; on MySQL and MariaDB (a
-	 * multi-table delete, which deletes nothing if the writer's row is gone) key, owner,
-	 * token; {@code null} on H2.
+	 * Deletes a writer's row and its intent in one statement, where the database can (see
+	 * {@link #releaseWriterParameters}): a data-modifying {@code WITH} on PostgreSQL, a
+	 * multi-table delete on MySQL and MariaDB (which deletes nothing if the writer's row is
+	 * gone); {@code null} on H2.
 	 */
 	final @Nullable String releaseWriter;
+
+	/** Whether {@link #releaseWriter} names the key and owner twice (the {@code WITH} form). */
+	private final boolean releaseWriterTwice;
 
 	/** Deletes a holder row that is this owner's with this token: key, owner, token. */
 	final String releaseHolder;
@@ -114,6 +117,7 @@ final class ReadWriteStatements {
 			default -> null;
 		};
 		this.selectHolder = "SELECT token, expires_at FROM " + holders + " WHERE lock_key = ? AND owner = ?";
+		this.releaseWriterTwice = !mysql && !h2;
 		this.releaseWriter = mysql ? "DELETE h, i FROM " + holders + " h LEFT JOIN " + intents
 				+ " i ON i.lock_key = h.lock_key AND i.owner = h.owner WHERE h.lock_key = ? AND h.owner = ? AND h.token = ?"
 				: h2 ? null
@@ -127,6 +131,13 @@ final class ReadWriteStatements {
 				+ " WHERE lock_key = ? AND owner = ?";
 		this.deleteExpiredHolders = dialect.deleteExpiredSql(holders);
 		this.deleteExpiredIntents = dialect.deleteExpiredSql(intents);
+	}
+
+	/** The parameters of {@link #releaseWriter} for a writer's lease. */
+	Object[] releaseWriterParameters(Lease lease) {
+		return this.releaseWriterTwice
+				? new Object[] { lease.key(), lease.owner(), lease.key(), lease.owner(), lease.token() }
+				: new Object[] { lease.key(), lease.owner(), lease.token() };
 	}
 
 	Instant readInstant(ResultSet rs, String column) throws SQLException {
