@@ -444,12 +444,8 @@ final class ReadWriteMode implements AutoCloseable {
 
 		@Override
 		public List<Optional<Instant>> extendAll(List<Lease> leases, Duration duration) {
-			List<Optional<Instant>> renewed = new ArrayList<>(leases.size());
-			for (Lease lease : leases) {
-				// a failure fails the batch: the watchdog then renews each alone
-				renewed.add(extend(lease, duration));
-			}
-			return renewed;
+			// a failure fails the batch: the watchdog then renews each alone
+			return ReadWriteMode.this.repository.renewAll(leases, duration, ReadWriteMode.this.writers);
 		}
 
 		@Override

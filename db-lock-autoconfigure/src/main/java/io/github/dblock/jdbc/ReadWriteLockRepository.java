@@ -2,7 +2,9 @@ package io.github.dblock.jdbc;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
@@ -66,6 +68,17 @@ public interface ReadWriteLockRepository {
 	 * @return the lease's new end, or empty if it is no longer its owner's
 	 */
 	Optional<Instant> renew(Lease lease, Duration duration, boolean writer);
+
+	/**
+	 * Extends holders' leases, each if its owner still holds it with its token, to
+	 * {@code duration} from the database's now, in as few statements as the database allows;
+	 * writers' intents are extended with them.
+	 * @param leases the leases, with distinct owners
+	 * @param duration the new lease from now
+	 * @param writers the owner ids among them that are writers'
+	 * @return for each lease, in order, its new end, or empty if it is no longer its owner's
+	 */
+	List<Optional<Instant>> renewAll(List<Lease> leases, Duration duration, Set<String> writers);
 
 	/**
 	 * Why the read/write modes cannot be used with this database, asked of it now.

@@ -17,6 +17,10 @@ final class ReadWriteStatements {
 
 	private final SqlDialect dialect;
 
+	private final String holders;
+
+	private final String intents;
+
 	/** Inserts a reader unless a writer's intent is live: key, owner, lease, key. */
 	final String insertReader;
 
@@ -71,6 +75,30 @@ final class ReadWriteStatements {
 	/** Extends an intent: lease, key, owner. */
 	final String renewIntent;
 
+	/** Extends {@code count} holders: lease, then keys, owners and tokens. */
+	String renewHolders(int count) {
+		return "UPDATE " + this.holders + " SET expires_at = " + this.dialect.plusMicros(this.dialect.now())
+				+ SqlDialect.heldByAll(count);
+	}
+
+	/** The ends of {@code count} holders: keys, owners and tokens. */
+	String selectHolders(int count) {
+		return "SELECT owner, expires_at FROM " + this.holders + SqlDialect.heldByAll(count);
+	}
+
+	/** Extends {@code count} intents: lease, then keys and owners. */
+	String renewIntents(int count) {
+		String list = String.join(", ", java.util.Collections.nCopies(count, "?"));
+		return "UPDATE " + this.intents + " SET expires_at = " + this.dialect.plusMicros(this.dialect.now())
+				+ " WHERE lock_key IN (" + list + ") AND owner IN (" + list + ")";
+	}
+
+	/** Whether an {@code UPDATE} can return the rows it changed ({@code RETURNING}). */
+	boolean updateReturns() {
+		// MariaDB's UPDATE has no RETURNING (only INSERT and DELETE)
+		return this.dialect.name().equals("postgresql");
+	}
+
 	/** Deletes ended holder rows: limit. */
 	final String deleteExpiredHolders;
 
@@ -81,6 +109,8 @@ final class ReadWriteStatements {
 		this.dialect = dialect;
 		String holders = dialect.table() + "_rw";
 		String intents = dialect.table() + "_rw_intents";
+		this.holders = holders;
+		this.intents = intents;
 		String now = dialect.now();
 		boolean mysql = dialect.name().equals("mysql") || dialect.name().equals("mariadb");
 		boolean h2 = dialect.name().equals("h2");

@@ -333,6 +333,61 @@ abstract class ReadWriteContractTests {
 	}
 
 	@Test
+	void theWatchdogRenewsManyHoldersTogetherAndFindsTheOneLost() throws Exception {
+		LockEngine renewing = new LockEngine(this.leases,
+				new LockEngineSettings(BACKOFF, Duration.ofMillis(100), Duration.ofMillis(50)));
+		int readers = 5;
+		CountDownLatch allIn = new CountDownLatch(readers + 1);
+		CountDownLatch checked = new CountDownLatch(1);
+		List<LockHandle> handles = java.util.Collections.synchronizedList(new ArrayList<>());
+		ExecutorService pool = Executors.newFixedThreadPool(readers + 1);
+		try {
+			List<Future<Boolean>> holders = new ArrayList<>();
+			for (int t = 0; t <= readers; t++) {
+				boolean writer = t == readers;
+				holders.add(pool.submit(() -> {
+					LockRequest request = new LockRequest(writer ? "batch-written" : "batch-read", LONG_WAIT,
+							Duration.ofMillis(600), true, Duration.ZERO, writer ? DbLockMode.WRITE : DbLockMode.READ);
+					try (LockHandle handle = renewing.acquire(request)) {
+						handles.add(handle);
+						allIn.countDown();
+						checked.await(LONG_WAIT.toSeconds(), TimeUnit.SECONDS);
+						return handle.isHeld();
+					}
+				}));
+			}
+			assertThat(allIn.await(LONG_WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+			Thread.sleep(1500);
+			assertThat(handles).allSatisfy((handle) -> assertThat(handle.isHeld()).isTrue());
+			assertThat(this.nodeB.tryAcquire(request(DbLockMode.WRITE, "batch-read", Duration.ZERO))).isEmpty();
+			assertThat(this.nodeB.tryAcquire(request(DbLockMode.READ, "batch-written", Duration.ZERO))).isEmpty();
+			// one reader's row deleted behind its back: that one alone is found lost
+			LockHandle victim = handles.stream().filter((handle) -> handle.key().equals("batch-read")).findFirst()
+				.orElseThrow();
+			this.jdbc.update("DELETE FROM " + TestDatabase.TABLE + "_rw WHERE lock_key = ? AND token = ?", "batch-read",
+					victim.fencingToken() >> HeldLease.HANDOFF_BITS);
+			while (victim.lostSince().isEmpty()) {
+				Thread.sleep(10);
+			}
+			Thread.sleep(300);
+			assertThat(handles).filteredOn((handle) -> handle != victim)
+				.allSatisfy((handle) -> assertThat(handle.isHeld()).isTrue());
+			checked.countDown();
+			int held = 0;
+			for (Future<Boolean> holder : holders) {
+				held += holder.get(LONG_WAIT.toSeconds(), TimeUnit.SECONDS) ? 1 : 0;
+			}
+			assertThat(held).isEqualTo(readers);
+		}
+		finally {
+			checked.countDown();
+			pool.shutdownNow();
+			renewing.close();
+		}
+		assertThat(rows()).isZero();
+	}
+
+	@Test
 	void theReadWriteLockAdapterSharesAndExcludes() throws Exception {
 		DbLockTemplate a = new DbLockTemplate(this.nodeA, "", LONG_WAIT, LEASE);
 		DbLockTemplate b = new DbLockTemplate(this.nodeB, "", LONG_WAIT, LEASE);
