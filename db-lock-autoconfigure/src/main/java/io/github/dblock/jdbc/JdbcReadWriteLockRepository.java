@@ -99,7 +99,7 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 				}
 				RowMapper<Lease> taken = (rs, i) -> new Lease(key, owner, rs.getLong("token"),
 						this.sql.readInstant(rs, "expires_at"));
-				Object[] parameters = { SqlDialect.micros(lease), key, owner, SqlDialect.micros(lease.dividedBy(2)), key };
+				Object[] parameters = { SqlDialect.micros(lease), key, owner, SqlDialect.micros(lease.dividedBy(2)) };
 				if (this.sql.insertWriterReturning != null) {
 					return new WriteAttempt(true,
 							jdbc.query(this.sql.insertWriterReturning, taken, parameters).stream().findFirst().orElse(null));

@@ -38,7 +38,7 @@ final class ReadWriteStatements {
 
 	/**
 	 * Inserts a writer whose intent is live with at least the margin left, if no holder is
-	 * live: lease, key, owner, margin, key.
+	 * live: lease, key, owner, margin.
 	 */
 	final String insertWriter;
 
@@ -136,11 +136,14 @@ final class ReadWriteStatements {
 						: "INSERT INTO " + intents + intentValues + " ON CONFLICT (lock_key) DO NOTHING";
 		this.claimIntent = "UPDATE " + intents + " SET owner = ?, expires_at = " + dialect.plusMicros(now)
 				+ " WHERE lock_key = ? AND (owner = ? OR expires_at <= " + now + ")";
+		// an anti-join, not NOT EXISTS: MySQL refuses a subquery on the table an INSERT writes (error 1093), but
+		// takes it in the FROM clause
 		this.insertWriter = "INSERT INTO " + holders + " (lock_key, owner" + tokenColumn
 				+ ", kind, acquired_at, expires_at) SELECT i.lock_key, i.owner" + tokenValue + ", 'W', " + now + ", "
-				+ dialect.plusMicros(now) + " FROM " + intents + " i WHERE i.lock_key = ? AND i.owner = ? AND i.expires_at > "
-				+ dialect.plusMicros(now) + " AND NOT EXISTS (SELECT 1 FROM " + holders
-				+ " h WHERE h.lock_key = ? AND h.expires_at > " + now + ")";
+				+ dialect.plusMicros(now) + " FROM " + intents + " i LEFT JOIN " + holders
+				+ " h ON h.lock_key = i.lock_key AND h.expires_at > " + now
+				+ " WHERE i.lock_key = ? AND i.owner = ? AND i.expires_at > " + dialect.plusMicros(now)
+				+ " AND h.lock_key IS NULL";
 		this.insertWriterReturning = switch (dialect.name()) {
 			case "postgresql", "mariadb" -> this.insertWriter + " RETURNING token, expires_at";
 			case "h2" -> "SELECT token, expires_at FROM FINAL TABLE (" + this.insertWriter + ")";
