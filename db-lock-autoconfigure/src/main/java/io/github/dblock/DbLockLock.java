@@ -11,8 +11,9 @@ import io.github.dblock.core.LockRequest;
 import org.jspecify.annotations.Nullable;
 
 /**
- * {@link Lock} over one key of a {@link DbLockTemplate}, as returned by
- * {@link DbLockTemplate#obtain(String)}. Every lock the template gives for one key acts as
+ * {@link Lock} over one key of a {@link DbLockTemplate} in one mode, as returned by
+ * {@link DbLockTemplate#obtain(String)} (the lease mode) and by the read and write locks of
+ * {@link DbLockTemplate#readWriteLock(String)}. Every lock the template gives for one key acts as
  * one: what a thread locked through one, it may unlock through another, as users of
  * {@code LockRegistry.obtain} expect; no lock object is kept once its thread unlocked.
  */
@@ -25,17 +26,25 @@ final class DbLockLock implements Lock {
 
 	private final String key;
 
+	private final DbLockMode mode;
+
 	/** Each thread's handles by key, shared by every lock of the template. */
 	private final ThreadLocal<Map<String, ArrayDeque<LockHandle>>> handles;
 
-	DbLockLock(DbLockTemplate template, String key, ThreadLocal<Map<String, ArrayDeque<LockHandle>>> handles) {
+	/** Where this lock's handles are kept among the thread's: by mode and key. */
+	private final String slot;
+
+	DbLockLock(DbLockTemplate template, String key, DbLockMode mode,
+			ThreadLocal<Map<String, ArrayDeque<LockHandle>>> handles) {
 		this.template = template;
 		this.key = key;
+		this.mode = mode;
 		this.handles = handles;
+		this.slot = mode + ":" + key;
 	}
 
 	private void push(LockHandle handle) {
-		this.handles.get().computeIfAbsent(this.key, (k) -> new ArrayDeque<>()).push(handle);
+		this.handles.get().computeIfAbsent(this.slot, (k) -> new ArrayDeque<>()).push(handle);
 	}
 
 	@Override
@@ -68,7 +77,7 @@ final class DbLockLock implements Lock {
 	@Override
 	public boolean tryLock() {
 		return this.template.engine()
-			.tryAcquire(this.template.request(this.key, Duration.ZERO, null, Duration.ZERO))
+			.tryAcquire(this.template.request(this.mode, this.key, Duration.ZERO, null, Duration.ZERO))
 			.map((handle) -> {
 				push(handle);
 				return true;
@@ -89,13 +98,14 @@ final class DbLockLock implements Lock {
 	@Override
 	public void unlock() {
 		Map<String, ArrayDeque<LockHandle>> byKey = this.handles.get();
-		ArrayDeque<LockHandle> held = byKey.get(this.key);
+		ArrayDeque<LockHandle> held = byKey.get(this.slot);
 		LockHandle handle = (held != null) ? held.poll() : null;
 		if (handle == null) {
-			throw new IllegalMonitorStateException("The current thread does not hold lock '" + this.key + "'");
+			throw new IllegalMonitorStateException("The current thread does not hold lock '" + this.key + "'"
+					+ ((this.mode != DbLockMode.LEASE) ? " in the " + this.mode + " mode" : ""));
 		}
 		if (held.isEmpty()) {
-			byKey.remove(this.key);
+			byKey.remove(this.slot);
 			if (byKey.isEmpty()) {
 				this.handles.remove();
 			}
@@ -113,7 +123,7 @@ final class DbLockLock implements Lock {
 		if (Thread.interrupted()) {
 			throw new InterruptedException();
 		}
-		LockRequest request = this.template.request(this.key, wait, null, Duration.ZERO);
+		LockRequest request = this.template.request(this.mode, this.key, wait, null, Duration.ZERO);
 		return this.template.engine().acquireInterruptibly(request);
 	}
 
@@ -127,17 +137,18 @@ final class DbLockLock implements Lock {
 	/** Locks of one template on one key are equal: any of them unlocks what another locked. */
 	@Override
 	public boolean equals(Object other) {
-		return other instanceof DbLockLock lock && lock.template == this.template && lock.key.equals(this.key);
+		return other instanceof DbLockLock lock && lock.template == this.template && lock.slot.equals(this.slot);
 	}
 
 	@Override
 	public int hashCode() {
-		return this.key.hashCode();
+		return this.slot.hashCode();
 	}
 
 	@Override
 	public String toString() {
-		return "DbLockLock[" + this.key + "]";
+		return (this.mode != DbLockMode.LEASE) ? "DbLockLock[" + this.key + ", " + this.mode + "]"
+				: "DbLockLock[" + this.key + "]";
 	}
 
 }

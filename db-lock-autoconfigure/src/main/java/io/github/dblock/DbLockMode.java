@@ -41,6 +41,28 @@ public enum DbLockMode {
 	 * statement on the holding connection: from a sequence (on MySQL from a per-key counter,
 	 * committed at once).
 	 */
-	NAMED
+	NAMED,
+
+	/**
+	 * A shared (reader's) lock of a read/write pair: any number of readers hold a key at
+	 * once, from every JVM, while no {@link #WRITE writer} holds it or waits for it. Each
+	 * reader is a row of its own with its own lease in the database's time (renewed by the
+	 * watchdog when no lease is given) and its own fencing token, from the lease mode's token
+	 * source, so that tokens increase per key across readers and writers; a crashed reader's
+	 * share ends with its lease. A thread that holds the key reads again with no statement, and
+	 * a thread that holds it for writing may read it too (under its write lock); a reader that
+	 * asks to write is refused ({@link LockUpgradeException}). Released when the method
+	 * returns, after the caller's transaction commits.
+	 */
+	READ,
+
+	/**
+	 * The exclusive (writer's) lock of a read/write pair: excludes readers and other writers of
+	 * the key, from every JVM. A waiting writer registers an intent (a row with a lease,
+	 * renewed while it waits) that keeps new readers out, so that readers that keep coming do
+	 * not starve it: the readers that hold the key finish, then the writer enters. Its lease,
+	 * token and renewal are those of {@link #READ}.
+	 */
+	WRITE
 
 }

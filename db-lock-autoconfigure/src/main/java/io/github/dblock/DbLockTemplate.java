@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReadWriteLock;
 import java.util.regex.Pattern;
 
 import io.github.dblock.core.LockEngine;
@@ -115,7 +116,8 @@ public class DbLockTemplate {
 	 * lease, renewed while held; in the {@link DbLockMode#TRANSACTION transaction mode} in the
 	 * thread's current Spring transaction, ended by its commit or rollback (closing the
 	 * handle ends nothing); in the {@link DbLockMode#NAMED named mode} on a connection that
-	 * holds it until the handle is closed.
+	 * holds it until the handle is closed; in the {@link DbLockMode#READ read} and
+	 * {@link DbLockMode#WRITE write} modes with the default lease, renewed while held.
 	 * <pre class="code">
 	 * &#64;Transactional
 	 * public void pay(long orderId) {
@@ -132,6 +134,32 @@ public class DbLockTemplate {
 	 */
 	public LockHandle acquire(DbLockMode mode, String key, @Nullable Duration wait) {
 		return this.engine.acquire(request(mode, key, (wait != null) ? wait : this.defaultWait, null, Duration.ZERO));
+	}
+
+	/**
+	 * Acquires a lock in a mode with a given lease: in the lease mode and the
+	 * {@link DbLockMode#READ read} and {@link DbLockMode#WRITE write} modes, a fixed lease, or
+	 * the default lease renewed while held for {@code null}; the other modes have no lease
+	 * and take only {@code null}.
+	 * <pre class="code">
+	 * try (LockHandle lock = template.acquire(DbLockMode.READ, "rates", null, null)) {
+	 *     return rates.current(); // readers of "rates" run together; a WRITE lock waits for them
+	 * }
+	 * </pre>
+	 * @param mode how the lock is held
+	 * @param key the key, without the prefix
+	 * @param wait how long to wait; {@code null} for the default
+	 * @param lease a fixed lease; {@code null} for the default lease, renewed while held
+	 * @return the handle
+	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
+	 * @throws LockUpgradeException if the thread holds the key for reading and asks to write
+	 * @throws DbLockException for a lease in a mode that has none
+	 */
+	public LockHandle acquire(DbLockMode mode, String key, @Nullable Duration wait, @Nullable Duration lease) {
+		if (lease != null && mode != DbLockMode.LEASE && mode != DbLockMode.READ && mode != DbLockMode.WRITE) {
+			throw new DbLockException("Lock '" + key + "' in the " + mode + " mode has no lease, got " + lease);
+		}
+		return this.engine.acquire(request(mode, key, (wait != null) ? wait : this.defaultWait, lease, Duration.ZERO));
 	}
 
 	/**
@@ -269,7 +297,42 @@ public class DbLockTemplate {
 	 */
 	public Lock obtain(String key) {
 		storedKey(key);
-		return new DbLockLock(this, key, this.lockHandles);
+		return new DbLockLock(this, key, DbLockMode.LEASE, this.lockHandles);
+	}
+
+	/**
+	 * A {@link ReadWriteLock} for code written against the JDK's interface: its read lock
+	 * takes the key in the {@link DbLockMode#READ read mode}, its write lock in the
+	 * {@link DbLockMode#WRITE write mode}, each with the default lease renewed while held and
+	 * otherwise as {@link #obtain} does. A thread that holds the write lock may take the read
+	 * lock (it counts on the write lock, whose row stays until both are unlocked); a thread
+	 * that holds only the read lock and asks for the write lock gets a
+	 * {@link LockUpgradeException}. Every call for one key gives locks that act as the same.
+	 * @param key the key, without the prefix
+	 * @return the read/write lock
+	 */
+	public ReadWriteLock readWriteLock(String key) {
+		storedKey(key);
+		DbLockLock read = new DbLockLock(this, key, DbLockMode.READ, this.lockHandles);
+		DbLockLock write = new DbLockLock(this, key, DbLockMode.WRITE, this.lockHandles);
+		return new ReadWriteLock() {
+
+			@Override
+			public Lock readLock() {
+				return read;
+			}
+
+			@Override
+			public Lock writeLock() {
+				return write;
+			}
+
+			@Override
+			public String toString() {
+				return "DbLockReadWriteLock[" + key + "]";
+			}
+
+		};
 	}
 
 	/**

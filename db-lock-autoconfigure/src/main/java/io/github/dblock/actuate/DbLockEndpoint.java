@@ -144,7 +144,7 @@ public class DbLockEndpoint {
 	/**
 	 * A lock a thread of this JVM holds.
 	 * @param key the stored key
-	 * @param mode {@code lease}, {@code transaction} or {@code named}
+	 * @param mode {@code lease}, {@code transaction}, {@code named}, {@code read} or {@code write}
 	 * @param thread the holding thread's name
 	 * @param heldFor how long it has been held
 	 */

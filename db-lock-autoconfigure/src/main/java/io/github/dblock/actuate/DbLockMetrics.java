@@ -21,7 +21,8 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 /**
  * db-lock's Micrometer meters, fed by a {@link LockEngine}'s events. Tags are lowercase:
  * {@code name} (see {@link LockNameTag}, at most a limit of distinct values, then
- * {@value #OTHER}), {@code mode} ({@code lease}, {@code transaction}, {@code named}).
+ * {@value #OTHER}), {@code mode} ({@code lease}, {@code transaction}, {@code named}, {@code read},
+ * {@code write}).
  * <ul>
  * <li>{@value #ACQUIRE} (timer): each acquisition call, re-entries included, with
  * {@code outcome} {@code acquired}, {@code timed_out} or {@code failed};</li>

@@ -29,6 +29,9 @@ final class HeldLease {
 
 	final Lease lease;
 
+	/** The mode it was taken in, for the report of a loss. */
+	final DbLockMode mode;
+
 	/** Serializes the statements about this lease: renewal, extension, cede, release. */
 	final ReentrantLock io = new ReentrantLock();
 
@@ -72,13 +75,14 @@ final class HeldLease {
 		this.local = local;
 		this.events = events;
 		this.lease = lease;
+		this.mode = request.mode();
 		this.duration = request.lease();
 		this.renewed = request.renewed();
 		this.expiresAt = lease.expiresAt();
 		this.localDeadline = sentAt + request.lease().toNanos();
 		this.turnStart = sentAt;
 		// the fencing token of its first holder: threads of this JVM it is handed on to get the next ones
-		events.holdStarted(lease.key(), DbLockMode.LEASE, lease.owner(), lease.token() << HANDOFF_BITS);
+		events.holdStarted(lease.key(), this.mode, lease.owner(), lease.token() << HANDOFF_BITS);
 	}
 
 	/**
@@ -128,8 +132,8 @@ final class HeldLease {
 		if (holder != null) {
 			holder.lost(now);
 		}
-		this.events.lost(this.lease.key(), DbLockMode.LEASE);
-		this.events.holdEnded(this.lease.key(), DbLockMode.LEASE, this.lease.owner(), true);
+		this.events.lost(this.lease.key(), this.mode);
+		this.events.holdEnded(this.lease.key(), this.mode, this.lease.owner(), true);
 		logger.error("Lost lock '" + this.lease.key() + "' (owner " + this.lease.owner() + ", token "
 				+ this.lease.token() + ") at " + now + ": " + reason + "; another owner may hold it now");
 	}

@@ -26,7 +26,8 @@ import org.jspecify.annotations.Nullable;
  * mode that does the database's part. The lease mode is described here; the transaction
  * and named modes ({@link io.github.dblock.DbLockMode}) hold no lease and are classes of
  * their own ({@code TransactionMode}, {@code NamedMode}) that the engine hands a request of
- * theirs to.
+ * theirs to, and so are the read and write modes ({@code ReadWriteMode}), whose holders
+ * have leases renewed by a watchdog of the same kind.
  * <ul>
  * <li>A thread that holds a key takes it again with no SQL, as long as this JVM knows its
  * lease is valid (its local deadline: the time the statement that took or last extended it
@@ -92,6 +93,8 @@ public final class LockEngine implements AutoCloseable {
 
 	private final @Nullable NamedMode named;
 
+	private final @Nullable ReadWriteMode readWrite;
+
 	private final Events events = new Events();
 
 	private volatile boolean closed;
@@ -122,6 +125,9 @@ public final class LockEngine implements AutoCloseable {
 		this.transactions = (connectionLocks != null)
 				? new TransactionMode(connectionLocks, settings.backoff(), this.events) : null;
 		this.named = (connectionLocks != null) ? new NamedMode(connectionLocks, settings.backoff(), this.events) : null;
+		this.readWrite = repository.readWriteLocks()
+			.map((readWriteLocks) -> new ReadWriteMode(readWriteLocks, settings, this.events))
+			.orElse(null);
 	}
 
 	/**
@@ -142,8 +148,8 @@ public final class LockEngine implements AutoCloseable {
 	}
 
 	/**
-	 * The locks the threads of this JVM hold now, in the lease and named modes, and in the
-	 * transaction mode until their transaction ends.
+	 * The locks the threads of this JVM hold now, in the lease, named and read/write modes,
+	 * and in the transaction mode until their transaction ends.
 	 * @return the held locks, in no particular order
 	 */
 	public List<HeldKey> held() {
@@ -161,6 +167,9 @@ public final class LockEngine implements AutoCloseable {
 		}
 		if (this.transactions != null) {
 			this.transactions.held(held, now);
+		}
+		if (this.readWrite != null) {
+			this.readWrite.held(held, now);
 		}
 		return held;
 	}
@@ -312,6 +321,7 @@ public final class LockEngine implements AutoCloseable {
 			return switch (request.mode()) {
 				case TRANSACTION -> connectionMode(this.transactions, request).acquire(key, request.waitTime());
 				case NAMED -> connectionMode(this.named, request).acquire(key, request.waitTime());
+				case READ, WRITE -> readWriteMode(request).acquire(request);
 				case LEASE -> throw new IllegalStateException();
 			};
 		}
@@ -380,6 +390,16 @@ public final class LockEngine implements AutoCloseable {
 	}
 
 	/**
+	 * Why the read/write modes cannot be used with this database, checked now: for a check at
+	 * start-up.
+	 * @return the reason, or empty if they can
+	 */
+	public Optional<String> readWriteLocksUnavailable() {
+		return (this.readWrite != null) ? this.readWrite.unavailable()
+				: Optional.of("the engine's repository has no read/write storage");
+	}
+
+	/**
 	 * Checks a stored key: not blank, not longer than the lock table holds.
 	 * @param key the key
 	 * @throws DbLockException if it is not a valid key
@@ -400,6 +420,14 @@ public final class LockEngine implements AutoCloseable {
 					+ " mode: this lock engine was created for the lease mode alone (no ConnectionLockRepository)");
 		}
 		return mode;
+	}
+
+	private ReadWriteMode readWriteMode(LockRequest request) {
+		if (this.readWrite == null) {
+			throw new DbLockException("Could not acquire lock '" + request.key() + "' in the " + request.mode()
+					+ " mode: this lock engine's repository has no read/write storage");
+		}
+		return this.readWrite;
 	}
 
 	private void refuseIfClosed(String key) {
@@ -438,6 +466,9 @@ public final class LockEngine implements AutoCloseable {
 		long deadline = started + grace.toNanos();
 		if (this.named != null) {
 			this.named.shutdown(grace);
+		}
+		if (this.readWrite != null) {
+			this.readWrite.shutdown(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
 		}
 		while (holding() && System.nanoTime() - deadline < 0) {
 			LockSupport.parkNanos(SHUTDOWN_CHECK_NANOS);

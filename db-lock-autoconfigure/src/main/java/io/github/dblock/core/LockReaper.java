@@ -5,14 +5,15 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 import io.github.dblock.jdbc.LockRepository;
+import io.github.dblock.jdbc.ReadWriteLockRepository;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
 import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
- * Deletes rows whose lease has ended, in batches, so that the lock table stays small
- * however many distinct keys come and go. Each statement deletes only rows still expired
+ * Deletes rows whose lease has ended, in batches, so that the lock table (and the
+ * read/write modes' tables) stay small however many distinct keys come and go. Each statement deletes only rows still expired
  * when it runs, so several nodes reaping at once is harmless.
  */
 public final class LockReaper implements AutoCloseable {
@@ -72,6 +73,15 @@ public final class LockReaper implements AutoCloseable {
 			total += deleted;
 		}
 		while (deleted == this.batchSize);
+		ReadWriteLockRepository readWrite = this.repository.readWriteLocks().orElse(null);
+		if (readWrite != null) {
+			// the read/write modes' holder rows and intents: two statements, each its own batch
+			do {
+				deleted = readWrite.deleteExpired(this.batchSize);
+				total += deleted;
+			}
+			while (deleted >= this.batchSize);
+		}
 		if (total > 0) {
 			this.events.reaped(total);
 		}

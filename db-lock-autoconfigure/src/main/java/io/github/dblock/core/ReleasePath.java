@@ -121,7 +121,7 @@ final class ReleasePath {
 		try {
 			if (this.mode.cede(lease.current(), this.wantedWithin)) {
 				lease.ended = true;
-				this.events.holdEnded(lease.lease.key(), DbLockMode.LEASE, lease.lease.owner(), false);
+				this.events.holdEnded(lease.lease.key(), lease.mode, lease.lease.owner(), false);
 				this.watchdog.unwatch(lease);
 				return true;
 			}
@@ -162,7 +162,7 @@ final class ReleasePath {
 							+ ")");
 				}
 				else if (lease.lostAt == null) {
-					this.events.holdEnded(lease.lease.key(), DbLockMode.LEASE, lease.lease.owner(), false);
+					this.events.holdEnded(lease.lease.key(), lease.mode, lease.lease.owner(), false);
 				}
 			}
 			catch (RuntimeException ex) {

@@ -72,6 +72,8 @@ public class JdbcLockRepository implements LockRepository {
 
 	private final int queryTimeoutSeconds;
 
+	private final JdbcReadWriteLockRepository readWriteLocks;
+
 	/**
 	 * Creates a repository with the {@linkplain #DEFAULT_STATEMENT_TIMEOUT default statement
 	 * timeout}.
@@ -102,6 +104,7 @@ public class JdbcLockRepository implements LockRepository {
 		this.networkTimeoutMillis = (int) statementTimeout.toMillis();
 		// whole seconds only; below one second the network timeout alone bounds a statement
 		this.queryTimeoutSeconds = (int) Math.min(statementTimeout.toSeconds(), Integer.MAX_VALUE);
+		this.readWriteLocks = new JdbcReadWriteLockRepository(this);
 	}
 
 	/**
@@ -167,6 +170,12 @@ public class JdbcLockRepository implements LockRepository {
 	@Override
 	public List<LockRow> rows(int limit) {
 		return onOwnConnection((jdbc) -> this.dialect.rows(jdbc, limit));
+	}
+
+	/** The read/write modes' storage, on this repository's connections and statement timeout. */
+	@Override
+	public Optional<ReadWriteLockRepository> readWriteLocks() {
+		return Optional.of(this.readWriteLocks);
 	}
 
 	@Override
@@ -376,7 +385,7 @@ public class JdbcLockRepository implements LockRepository {
 	private static final List<TransactionSynchronization> EMPTY_BUT_ACTIVE = List.of(NO_SYNCHRONIZATION);
 
 	/** A deadlock victim's write did nothing: run it again, what it checks still holds. */
-	private <T> T retryingContention(java.util.function.Supplier<T> write) {
+	<T> T retryingContention(java.util.function.Supplier<T> write) {
 		for (int attempt = 1;; attempt++) {
 			try {
 				return write.get();
@@ -389,7 +398,7 @@ public class JdbcLockRepository implements LockRepository {
 		}
 	}
 
-	private boolean isContention(DataAccessException ex) {
+	boolean isContention(DataAccessException ex) {
 		return ex instanceof ConcurrencyFailureException || ex instanceof DuplicateKeyException
 				|| this.dialect.isContention(ex);
 	}

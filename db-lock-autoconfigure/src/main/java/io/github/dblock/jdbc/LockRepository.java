@@ -121,6 +121,14 @@ public interface LockRepository {
 	}
 
 	/**
+	 * The storage of the read/write modes on the same database, if this repository has one.
+	 * @return the read/write storage, or empty
+	 */
+	default Optional<ReadWriteLockRepository> readWriteLocks() {
+		return Optional.empty();
+	}
+
+	/**
 	 * The longest key the lock table holds.
 	 * @return the number of characters
 	 */

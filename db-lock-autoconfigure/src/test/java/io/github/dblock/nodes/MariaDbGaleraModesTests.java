@@ -40,7 +40,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * On a node of a Galera cluster (a one-node cluster of the test's own, {@code wsrep_on=ON}),
- * the named and transaction modes are refused, at start-up for {@code @DbLock} methods and
+ * the named, transaction and read/write modes are refused, at start-up for {@code @DbLock} methods and
  * at the call for the template, since each node gives its own named locks and row locks;
  * the lease mode works.
  */
@@ -75,6 +75,12 @@ class MariaDbGaleraModesTests {
 				assertThatExceptionOfType(DbLockException.class)
 					.isThrownBy(() -> engine.acquire(new LockRequest("galera", Duration.ZERO, Duration.ofSeconds(30),
 							false, Duration.ZERO, DbLockMode.NAMED)))
+					.withMessageContaining("wsrep_on=ON");
+				assertThat(engine.readWriteLocksUnavailable()).hasValueSatisfying(
+						(reason) -> assertThat(reason).contains("Galera cluster (wsrep_on=ON)", "does not certify"));
+				assertThatExceptionOfType(DbLockException.class)
+					.isThrownBy(() -> engine.acquire(new LockRequest("galera", Duration.ZERO, Duration.ofSeconds(30),
+							false, Duration.ZERO, DbLockMode.READ)))
 					.withMessageContaining("wsrep_on=ON");
 				try (LockHandle lease = engine.acquire(LockRequest.of("galera", Duration.ZERO, Duration.ofSeconds(30)))) {
 					assertThat(lease.isHeld()).isTrue();

@@ -89,7 +89,7 @@ public enum TestDatabase {
 	}
 
 	/**
-	 * A new pooled data source on the database, with the lock table migrated and emptied.
+	 * A new pooled data source on the database, with the lock tables migrated and emptied.
 	 * @param poolSize the pool's maximum size
 	 */
 	public HikariDataSource dataSource(int poolSize) {
@@ -121,6 +121,9 @@ public enum TestDatabase {
 		HikariDataSource dataSource = new HikariDataSource(config);
 		new DbLockSchemaMigration(dataSource, dialect(dataSource)).afterPropertiesSet();
 		new JdbcTemplate(dataSource).update("DELETE FROM " + TABLE);
+		// the read/write modes' tables too: a suite that reaps expects only its own expired rows
+		new JdbcTemplate(dataSource).update("DELETE FROM " + TABLE + "_rw");
+		new JdbcTemplate(dataSource).update("DELETE FROM " + TABLE + "_rw_intents");
 		return dataSource;
 	}
 

@@ -1,0 +1,282 @@
+package io.github.dblock.jdbc;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.dao.DataAccessException;
+import org.springframework.dao.DuplicateKeyException;
+import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.jdbc.core.RowCallbackHandler;
+import org.springframework.jdbc.core.RowMapper;
+
+/**
+ * {@link ReadWriteLockRepository} over JDBC, on the connections, statement timeout and error
+ * handling of a {@link JdbcLockRepository}: each operation takes one pooled connection of its
+ * own and runs its statements in autocommit, each committed before the next is sent.
+ * <ul>
+ * <li>read: an {@code INSERT ... SELECT} of the reader's row unless a writer's intent is
+ * live, then a {@code SELECT} of its token and end and of whether a writer holds or waits
+ * (a {@code DELETE} of the row, then, in the rare race with a writer that announced itself
+ * meanwhile): 2 statements;</li>
+ * <li>write: the intent (an {@code INSERT} that does nothing on a key that has one, or an
+ * {@code UPDATE} that renews this writer's or takes an expired one), then an
+ * {@code INSERT ... SELECT} of the writer's row if the intent is this writer's and no holder
+ * is live, returning its token and end ({@code RETURNING}, H2's {@code FINAL TABLE}; a
+ * {@code SELECT} after on MySQL): 2 statements when free (3 on MySQL), 2 per attempt while
+ * waiting;</li>
+ * <li>release: a reader's row, 1 statement; a writer's row and intent, 1 (2 on H2);</li>
+ * <li>renewal of many holders at once: 2 statements, 3 with writers among them.</li>
+ * </ul>
+ * A writer's row is inserted only when its intent still has half its lease left, and that
+ * intent was renewed by the statement before: a reader that judged it expired would have to
+ * run after a writer's statement that took longer than half the lease (far longer than the
+ * statement timeout with any sensible lease).
+ */
+public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
+
+	private static final Log logger = LogFactory.getLog(JdbcReadWriteLockRepository.class);
+
+	private final JdbcLockRepository leases;
+
+	private final ReadWriteStatements sql;
+
+	/**
+	 * Creates a repository.
+	 * @param leases the lease mode's repository, whose connections, statement timeout and
+	 * dialect it uses
+	 */
+	public JdbcReadWriteLockRepository(JdbcLockRepository leases) {
+		this.leases = leases;
+		this.sql = new ReadWriteStatements(leases.dialect());
+	}
+
+	@Override
+	public Optional<Lease> tryRead(String key, String owner, Duration lease) {
+		try {
+			return this.leases.onOwnConnection((jdbc) -> {
+				if (jdbc.update(this.sql.insertReader, key, owner, SqlDialect.micros(lease), key) == 0) {
+					return Optional.empty();
+				}
+				List<Checked> checked = jdbc.query(this.sql.checkReader,
+						(rs, i) -> new Checked(rs.getLong("token"), this.sql.readInstant(rs, "expires_at"),
+								rs.getInt("blocked") != 0),
+						key, key, key, owner);
+				if (checked.isEmpty() || checked.get(0).blocked()) {
+					// a writer announced itself before this reader checked: the reader withdraws
+					jdbc.update(this.sql.deleteHolder, key, owner);
+					return Optional.empty();
+				}
+				Checked row = checked.get(0);
+				return Optional.of(new Lease(key, owner, row.token(), row.expiresAt()));
+			});
+		}
+		catch (DataAccessException ex) {
+			if (!this.leases.isContention(ex)) {
+				throw ex;
+			}
+			logger.debug("Attempt to read '" + key + "' did not acquire: " + ex.getMessage());
+			deleteQuietly(key, owner);
+			return Optional.empty();
+		}
+	}
+
+	@Override
+	public WriteAttempt tryWrite(String key, String owner, Duration lease, boolean again) {
+		try {
+			return this.leases.onOwnConnection((jdbc) -> {
+				if (!claim(jdbc, key, owner, lease, again)) {
+					return new WriteAttempt(false, null);
+				}
+				RowMapper<Lease> taken = (rs, i) -> new Lease(key, owner, rs.getLong("token"),
+						this.sql.readInstant(rs, "expires_at"));
+				Object[] parameters = { SqlDialect.micros(lease), key, owner, SqlDialect.micros(lease.dividedBy(2)) };
+				if (this.sql.insertWriterReturning != null) {
+					return new WriteAttempt(true,
+							jdbc.query(this.sql.insertWriterReturning, taken, parameters).stream().findFirst().orElse(null));
+				}
+				if (jdbc.update(this.sql.insertWriter, parameters) == 0) {
+					return new WriteAttempt(true, null);
+				}
+				return new WriteAttempt(true, jdbc.query(this.sql.selectHolder, taken, key, owner).stream().findFirst().orElse(null));
+			});
+		}
+		catch (DataAccessException ex) {
+			if (!this.leases.isContention(ex)) {
+				throw ex;
+			}
+			logger.debug("Attempt to write '" + key + "' did not acquire: " + ex.getMessage());
+			// whether the intent is this writer's is not known: the next attempt claims it again
+			return new WriteAttempt(true, null);
+		}
+	}
+
+	/**
+	 * Makes the key's intent this writer's: inserts it if there is none, renews it if it is
+	 * this writer's, takes it if it expired. A first attempt inserts first (a free key needs
+	 * nothing more), a later one updates first (its intent is there).
+	 */
+	private boolean claim(JdbcOperations jdbc, String key, String owner, Duration lease, boolean again) {
+		long micros = SqlDialect.micros(lease);
+		if (again) {
+			return jdbc.update(this.sql.claimIntent, owner, micros, key, owner) == 1 || insertIntent(jdbc, key, owner, micros);
+		}
+		return insertIntent(jdbc, key, owner, micros) || jdbc.update(this.sql.claimIntent, owner, micros, key, owner) == 1;
+	}
+
+	private boolean insertIntent(JdbcOperations jdbc, String key, String owner, long micros) {
+		try {
+			return jdbc.update(this.sql.insertIntent, key, owner, micros) == 1;
+		}
+		catch (DuplicateKeyException ex) {
+			// the key has an intent (H2, whose insert cannot ignore a duplicate)
+			return false;
+		}
+	}
+
+	@Override
+	public void withdraw(String key, String owner) {
+		this.leases.retryingContention(() -> this.leases.onOwnConnection((jdbc) -> {
+			jdbc.update(this.sql.deleteIntent, key, owner);
+			// a writer's row whose insert committed although its reply was lost
+			return jdbc.update(this.sql.deleteHolder, key, owner);
+		}));
+	}
+
+	@Override
+	public boolean release(Lease lease, boolean writer) {
+		return this.leases.retryingContention(() -> this.leases.onOwnConnection((jdbc) -> {
+			if (writer && this.sql.releaseWriter != null) {
+				if (jdbc.update(this.sql.releaseWriter, this.sql.releaseWriterParameters(lease)) > 0) {
+					return true;
+				}
+				// the writer's row was gone (a multi-table delete then deletes nothing): its intent may not be
+				jdbc.update(this.sql.deleteIntent, lease.key(), lease.owner());
+				return false;
+			}
+			boolean held = jdbc.update(this.sql.releaseHolder, lease.key(), lease.owner(), lease.token()) == 1;
+			if (writer) {
+				jdbc.update(this.sql.deleteIntent, lease.key(), lease.owner());
+			}
+			return held;
+		}));
+	}
+
+	@Override
+	public Optional<Instant> renew(Lease lease, Duration duration, boolean writer) {
+		long micros = SqlDialect.micros(duration);
+		return this.leases.retryingContention(() -> this.leases.onOwnConnection((jdbc) -> {
+			if (jdbc.update(this.sql.renewHolder, micros, lease.key(), lease.owner(), lease.token()) == 0) {
+				return Optional.<Instant>empty();
+			}
+			if (writer) {
+				// keeps new readers out without a check of the writer's row
+				jdbc.update(this.sql.renewIntent, micros, lease.key(), lease.owner());
+			}
+			return jdbc
+				.query(this.sql.selectHolder, (rs, i) -> this.sql.readInstant(rs, "expires_at"), lease.key(),
+						lease.owner())
+				.stream()
+				.findFirst();
+		}));
+	}
+
+	/**
+	 * One {@code UPDATE} of the holders' rows (on PostgreSQL returning their new ends), one of
+	 * the writers' intents if there are writers, and a {@code SELECT} of the new ends
+	 * elsewhere: 2 or 3 statements for any number of leases.
+	 */
+	@Override
+	public List<Optional<Instant>> renewAll(List<Lease> leases, Duration duration, Set<String> writers) {
+		if (leases.size() == 1) {
+			return List.of(renew(leases.get(0), duration, writers.contains(leases.get(0).owner())));
+		}
+		int count = leases.size();
+		Object[] heldBy = new Object[count * 3];
+		for (int i = 0; i < count; i++) {
+			heldBy[i] = leases.get(i).key();
+			heldBy[count + i] = leases.get(i).owner();
+			heldBy[2 * count + i] = leases.get(i).token();
+		}
+		Object[] parameters = new Object[heldBy.length + 1];
+		parameters[0] = SqlDialect.micros(duration);
+		System.arraycopy(heldBy, 0, parameters, 1, heldBy.length);
+		List<Lease> writerLeases = leases.stream().filter((lease) -> writers.contains(lease.owner())).toList();
+		// not retried here: the watchdog tries again at its next sweep, each lease alone
+		Map<String, Instant> ends = this.leases.onOwnConnection((jdbc) -> {
+			Map<String, Instant> renewed = new HashMap<>();
+			RowCallbackHandler end = (rs) -> renewed.put(rs.getString("owner"), this.sql.readInstant(rs, "expires_at"));
+			if (this.sql.updateReturns()) {
+				jdbc.query(this.sql.renewHolders(count) + " RETURNING owner, expires_at", end, parameters);
+			}
+			else if (jdbc.update(this.sql.renewHolders(count), parameters) > 0) {
+				jdbc.query(this.sql.selectHolders(count), end, heldBy);
+			}
+			List<Lease> held = writerLeases.stream().filter((lease) -> renewed.containsKey(lease.owner())).toList();
+			if (!held.isEmpty()) {
+				Object[] intentParameters = new Object[held.size() * 2 + 1];
+				intentParameters[0] = SqlDialect.micros(duration);
+				for (int i = 0; i < held.size(); i++) {
+					intentParameters[1 + i] = held.get(i).key();
+					intentParameters[1 + held.size() + i] = held.get(i).owner();
+				}
+				jdbc.update(this.sql.renewIntents(held.size()), intentParameters);
+			}
+			return renewed;
+		});
+		List<Optional<Instant>> renewed = new ArrayList<>(count);
+		for (Lease lease : leases) {
+			renewed.add(Optional.ofNullable(ends.get(lease.owner())));
+		}
+		return renewed;
+	}
+
+	/**
+	 * On a multi-primary cluster (Galera, group replication in multi-primary mode) a reader's
+	 * row and a writer's intent are different rows, which certification does not set against
+	 * each other, and a node may check before the other node's row has arrived.
+	 */
+	@Override
+	public @Nullable String unavailable() {
+		return this.leases
+			.onOwnConnection((jdbc) -> Optional.ofNullable(this.leases.dialect().multiPrimaryCluster(jdbc)))
+			.map((cluster) -> cluster + ", where a reader and a writer on different nodes write different rows, "
+					+ "which the cluster does not certify against each other, and each may check before the other's "
+					+ "row arrived: both could hold the key")
+			.orElse(null);
+	}
+
+	@Override
+	public int deleteExpired(int limit) {
+		return this.leases.retryingContention(() -> this.leases.onOwnConnection(
+				(jdbc) -> jdbc.update(this.sql.deleteExpiredHolders, limit)
+						+ jdbc.update(this.sql.deleteExpiredIntents, limit)));
+	}
+
+	private void deleteQuietly(String key, String owner) {
+		try {
+			this.leases.onOwnConnection((jdbc) -> jdbc.update(this.sql.deleteHolder, key, owner));
+		}
+		catch (DataAccessException ex) {
+			logger.debug("Could not delete the row of a read attempt on '" + key + "'; it ends with its lease", ex);
+		}
+	}
+
+	private record Checked(long token, Instant expiresAt, boolean blocked) {
+	}
+
+	@Override
+	public String toString() {
+		return "JdbcReadWriteLockRepository[" + this.leases.dialect() + "]";
+	}
+
+}

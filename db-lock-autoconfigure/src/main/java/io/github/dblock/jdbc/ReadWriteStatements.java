@@ -1,0 +1,180 @@
+package io.github.dblock.jdbc;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The statements of the read/write modes for one dialect, on the tables
+ * {@code <table>_rw} (a row per holder) and {@code <table>_rw_intents} (a writer's intent per
+ * key). Time is the dialect's {@link SqlDialect#now()}; every value is a bind parameter.
+ * Tokens come from the lease mode's source: {@code AUTO_INCREMENT} on MySQL and MariaDB,
+ * {@code <table>_token_seq} elsewhere.
+ */
+final class ReadWriteStatements {
+
+	private final SqlDialect dialect;
+
+	private final String holders;
+
+	private final String intents;
+
+	/** Inserts a reader unless a writer's intent is live: key, owner, lease, key. */
+	final String insertReader;
+
+	/** A holder's token and end, and whether a writer holds or waits: key, key, key, owner. */
+	final String checkReader;
+
+	/** Deletes an owner's holder row: key, owner. */
+	final String deleteHolder;
+
+	/** Inserts an intent, doing nothing if the key has one: key, owner, lease. */
+	final String insertIntent;
+
+	/** Takes an intent that is this owner's or expired: owner, lease, key, owner. */
+	final String claimIntent;
+
+	/**
+	 * Inserts a writer whose intent is live with at least the margin left, if no holder is
+	 * live: lease, key, owner, margin.
+	 */
+	final String insertWriter;
+
+	/**
+	 * {@link #insertWriter} returning the writer's {@code token} and {@code expires_at}, where
+	 * the database can ({@code RETURNING}, H2's {@code FINAL TABLE}); {@code null} on MySQL,
+	 * where {@link #selectHolder} reads them after.
+	 */
+	final @Nullable String insertWriterReturning;
+
+	/** A holder's token and end: key, owner. */
+	final String selectHolder;
+
+	/**
+	 * Deletes a writer's row and its intent in one statement, where the database can (see
+	 * {@link #releaseWriterParameters}): a data-modifying {@code WITH} on PostgreSQL, a
+	 * multi-table delete on MySQL and MariaDB (which deletes nothing if the writer's row is
+	 * gone); {@code null} on H2.
+	 */
+	final @Nullable String releaseWriter;
+
+	/** Whether {@link #releaseWriter} names the key and owner twice (the {@code WITH} form). */
+	private final boolean releaseWriterTwice;
+
+	/** Deletes a holder row that is this owner's with this token: key, owner, token. */
+	final String releaseHolder;
+
+	/** Deletes an owner's intent: key, owner. */
+	final String deleteIntent;
+
+	/** Extends a holder: lease, key, owner, token. */
+	final String renewHolder;
+
+	/** Extends an intent: lease, key, owner. */
+	final String renewIntent;
+
+	/** Extends {@code count} holders: lease, then keys, owners and tokens. */
+	String renewHolders(int count) {
+		return "UPDATE " + this.holders + " SET expires_at = " + this.dialect.plusMicros(this.dialect.now())
+				+ SqlDialect.heldByAll(count);
+	}
+
+	/** The ends of {@code count} holders: keys, owners and tokens. */
+	String selectHolders(int count) {
+		return "SELECT owner, expires_at FROM " + this.holders + SqlDialect.heldByAll(count);
+	}
+
+	/** Extends {@code count} intents: lease, then keys and owners. */
+	String renewIntents(int count) {
+		String list = String.join(", ", java.util.Collections.nCopies(count, "?"));
+		return "UPDATE " + this.intents + " SET expires_at = " + this.dialect.plusMicros(this.dialect.now())
+				+ " WHERE lock_key IN (" + list + ") AND owner IN (" + list + ")";
+	}
+
+	/** Whether an {@code UPDATE} can return the rows it changed ({@code RETURNING}). */
+	boolean updateReturns() {
+		// MariaDB's UPDATE has no RETURNING (only INSERT and DELETE)
+		return this.dialect.name().equals("postgresql");
+	}
+
+	/** Deletes ended holder rows: limit. */
+	final String deleteExpiredHolders;
+
+	/** Deletes ended intents: limit. */
+	final String deleteExpiredIntents;
+
+	ReadWriteStatements(SqlDialect dialect) {
+		this.dialect = dialect;
+		String holders = dialect.table() + "_rw";
+		String intents = dialect.table() + "_rw_intents";
+		this.holders = holders;
+		this.intents = intents;
+		String now = dialect.now();
+		boolean mysql = dialect.name().equals("mysql") || dialect.name().equals("mariadb");
+		boolean h2 = dialect.name().equals("h2");
+		// MySQL and MariaDB draw the token from AUTO_INCREMENT; the others from the lease tokens' sequence
+		String tokenColumn = mysql ? "" : ", token";
+		String tokenValue = mysql ? ""
+				: h2 ? ", NEXT VALUE FOR " + dialect.table() + "_token_seq"
+						: ", nextval('" + dialect.table() + "_token_seq')";
+		String noTable = mysql ? " FROM DUAL" : "";
+		String keyParameter = h2 ? "CAST(? AS VARCHAR(255))" : "?";
+		String ownerParameter = h2 ? "CAST(? AS VARCHAR(128))" : "?";
+		String liveIntent = "SELECT 1 FROM " + intents + " i WHERE i.lock_key = ? AND i.expires_at > " + now;
+		this.insertReader = "INSERT INTO " + holders + " (lock_key, owner" + tokenColumn
+				+ ", kind, acquired_at, expires_at) SELECT " + keyParameter + ", " + ownerParameter + tokenValue
+				+ ", 'R', " + now + ", " + dialect.plusMicros(now) + noTable + " WHERE NOT EXISTS (" + liveIntent + ")";
+		this.checkReader = "SELECT r.token, r.expires_at, CASE WHEN EXISTS (" + liveIntent + ") OR EXISTS (SELECT 1 FROM "
+				+ holders + " w WHERE w.lock_key = ? AND w.kind = 'W' AND w.expires_at > " + now
+				+ ") THEN 1 ELSE 0 END AS blocked FROM " + holders + " r WHERE r.lock_key = ? AND r.owner = ?";
+		this.deleteHolder = "DELETE FROM " + holders + " WHERE lock_key = ? AND owner = ?";
+		String intentValues = " (lock_key, owner, expires_at) VALUES (?, ?, " + dialect.plusMicros(now) + ")";
+		this.insertIntent = mysql ? "INSERT IGNORE INTO " + intents + intentValues
+				: h2 ? "INSERT INTO " + intents + intentValues
+						: "INSERT INTO " + intents + intentValues + " ON CONFLICT (lock_key) DO NOTHING";
+		this.claimIntent = "UPDATE " + intents + " SET owner = ?, expires_at = " + dialect.plusMicros(now)
+				+ " WHERE lock_key = ? AND (owner = ? OR expires_at <= " + now + ")";
+		// an anti-join, not NOT EXISTS: MySQL refuses a subquery on the table an INSERT writes (error 1093), but
+		// takes it in the FROM clause
+		this.insertWriter = "INSERT INTO " + holders + " (lock_key, owner" + tokenColumn
+				+ ", kind, acquired_at, expires_at) SELECT i.lock_key, i.owner" + tokenValue + ", 'W', " + now + ", "
+				+ dialect.plusMicros(now) + " FROM " + intents + " i LEFT JOIN " + holders
+				+ " h ON h.lock_key = i.lock_key AND h.expires_at > " + now
+				+ " WHERE i.lock_key = ? AND i.owner = ? AND i.expires_at > " + dialect.plusMicros(now)
+				+ " AND h.lock_key IS NULL";
+		this.insertWriterReturning = switch (dialect.name()) {
+			case "postgresql", "mariadb" -> this.insertWriter + " RETURNING token, expires_at";
+			case "h2" -> "SELECT token, expires_at FROM FINAL TABLE (" + this.insertWriter + ")";
+			default -> null;
+		};
+		this.selectHolder = "SELECT token, expires_at FROM " + holders + " WHERE lock_key = ? AND owner = ?";
+		this.releaseWriterTwice = !mysql && !h2;
+		this.releaseWriter = mysql ? "DELETE h, i FROM " + holders + " h LEFT JOIN " + intents
+				+ " i ON i.lock_key = h.lock_key AND i.owner = h.owner WHERE h.lock_key = ? AND h.owner = ? AND h.token = ?"
+				: h2 ? null
+						: "WITH i AS (DELETE FROM " + intents + " WHERE lock_key = ? AND owner = ?) DELETE FROM " + holders
+								+ " WHERE lock_key = ? AND owner = ? AND token = ?";
+		this.releaseHolder = "DELETE FROM " + holders + " WHERE lock_key = ? AND owner = ? AND token = ?";
+		this.deleteIntent = "DELETE FROM " + intents + " WHERE lock_key = ? AND owner = ?";
+		this.renewHolder = "UPDATE " + holders + " SET expires_at = " + dialect.plusMicros(now)
+				+ " WHERE lock_key = ? AND owner = ? AND token = ?";
+		this.renewIntent = "UPDATE " + intents + " SET expires_at = " + dialect.plusMicros(now)
+				+ " WHERE lock_key = ? AND owner = ?";
+		this.deleteExpiredHolders = dialect.deleteExpiredSql(holders);
+		this.deleteExpiredIntents = dialect.deleteExpiredSql(intents);
+	}
+
+	/** The parameters of {@link #releaseWriter} for a writer's lease. */
+	Object[] releaseWriterParameters(Lease lease) {
+		return this.releaseWriterTwice
+				? new Object[] { lease.key(), lease.owner(), lease.key(), lease.owner(), lease.token() }
+				: new Object[] { lease.key(), lease.owner(), lease.token() };
+	}
+
+	Instant readInstant(ResultSet rs, String column) throws SQLException {
+		return this.dialect.readInstant(rs, column);
+	}
+
+}
