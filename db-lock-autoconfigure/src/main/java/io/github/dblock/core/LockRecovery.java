@@ -7,7 +7,6 @@ import java.util.Optional;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
-import io.github.dblock.DbLockMode;
 import io.github.dblock.LockHandle;
 import io.github.dblock.jdbc.Lease;
 import io.github.dblock.jdbc.LockHistoryRepository;
@@ -21,7 +20,7 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * Seed 001's recovery job: a scheduled task, run by one node at a time (it holds the lease
  * lock {@value #KEY} of its engine while it runs, and skips a run another node holds), that
  * <ul>
- * <li>frees the lease-mode holds taken longer ago than a limit (by the database's clock),
+ * <li>frees the lease and read/write holds taken longer ago than a limit (by the database's clock),
  * and closes their log rows as {@code recovered}: a holder still running finds its lease
  * gone at its next renewal or release and reports it lost;</li>
  * <li>closes as {@code expired} the log rows of holds whose lease ran out before their
@@ -65,7 +64,7 @@ public final class LockRecovery implements AutoCloseable {
 	 * Creates the job; nothing runs until {@link #start(Duration)} or {@link #run()}.
 	 * @param engine the engine whose lease lock serializes the nodes' runs
 	 * @param repository the lock log's storage, which also frees holds
-	 * @param maxHold the longest a lease-mode hold may last before it is freed, or
+	 * @param maxHold the longest a lease or read/write hold may last before it is freed, or
 	 * {@code null} to free none
 	 * @param retention how long the log keeps a row, or {@code null} if the log is off (its
 	 * rows are then neither closed nor deleted)
@@ -113,12 +112,12 @@ public final class LockRecovery implements AutoCloseable {
 					}
 					recovered += freed.size();
 				}
-				while (freed.size() == BATCH);
+				while (freed.size() >= BATCH);
 			}
 			int expired = 0;
 			int deleted = 0;
 			if (this.retention != null) {
-				expired = this.repository.closeExpired(List.of(DbLockMode.LEASE.name()), now.minus(this.settle), now);
+				expired = this.repository.closeExpired(now.minus(this.settle), now);
 				int batch;
 				do {
 					batch = this.repository.deleteOlderThan(now.minus(this.retention), BATCH);

@@ -3,7 +3,6 @@ package io.github.dblock.jdbc;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 
@@ -24,17 +23,12 @@ public class JdbcLockHistoryRepository implements LockHistoryRepository {
 
 	private final String closeSql;
 
-	private final String expiredSql;
-
-	private final String goneSql;
-
-	private final String oldestHoldsSql;
-
 	private final String recoveredSql;
 
-	private final String freeSql;
-
 	private final String deleteOldSql;
+
+	/** The tables whose rows are holds, each with its statements. */
+	private final List<HoldTable> holdTables;
 
 	/**
 	 * Creates the log's repository.
@@ -50,19 +44,12 @@ public class JdbcLockHistoryRepository implements LockHistoryRepository {
 				+ " (lock_key, mode, owner, token, acquired_at, released_at, outcome) VALUES (?, ?, ?, ?, ?, ?, ?)";
 		String open = " WHERE lock_key = ? AND owner = ? AND released_at IS NULL";
 		this.closeSql = "UPDATE " + history + " SET released_at = ?, outcome = ?" + open;
-		String closeExpired = "UPDATE " + history + " SET released_at = ?, outcome = 'expired' WHERE released_at IS NULL";
-		this.expiredSql = closeExpired + " AND mode IN (%s) AND EXISTS (SELECT 1 FROM " + table
-				+ " l WHERE l.lock_key = " + history + ".lock_key AND l.owner = " + history + ".owner AND l.expires_at <= "
-				+ this.dialect.now() + ")";
-		this.goneSql = closeExpired + " AND mode IN (%s) AND acquired_at < ? AND NOT EXISTS (SELECT 1 FROM " + table
-				+ " l WHERE l.lock_key = " + history + ".lock_key AND l.owner = " + history + ".owner)";
-		this.oldestHoldsSql = "SELECT lock_key, owner, token FROM " + table + " WHERE acquired_at < "
-				+ this.dialect.nowPlusMicros() + " ORDER BY acquired_at LIMIT ? FOR UPDATE";
 		this.recoveredSql = "UPDATE " + history + " SET released_at = ?, outcome = 'recovered'" + open;
-		this.freeSql = "DELETE FROM " + table + " WHERE lock_key = ? AND owner = ? AND token = ?";
 		// a derived table: MySQL takes no LIMIT in an IN subquery
 		this.deleteOldSql = "DELETE FROM " + history + " WHERE id IN (SELECT id FROM (SELECT id FROM " + history
 				+ " WHERE acquired_at < ? ORDER BY id LIMIT ?) old_rows)";
+		this.holdTables = List.of(new HoldTable(table, "'LEASE'", null, history, this.dialect),
+				new HoldTable(table + "_rw", "'READ', 'WRITE'", table + "_rw_intents", history, this.dialect));
 	}
 
 	@Override
@@ -89,40 +76,45 @@ public class JdbcLockHistoryRepository implements LockHistoryRepository {
 	}
 
 	@Override
-	public int closeExpired(List<String> modes, Instant settledBefore, Instant now) {
-		if (modes.isEmpty()) {
-			return 0;
-		}
-		String in = String.join(", ", Collections.nCopies(modes.size(), "?"));
+	public int closeExpired(Instant settledBefore, Instant now) {
 		return this.locks.onOwnConnection((jdbc) -> {
-			List<Object> expired = new ArrayList<>();
-			expired.add(time(now));
-			expired.addAll(modes);
-			int closed = jdbc.update(this.expiredSql.formatted(in), expired.toArray());
-			List<Object> gone = new ArrayList<>(expired);
-			gone.add(time(settledBefore));
-			return closed + jdbc.update(this.goneSql.formatted(in), gone.toArray());
+			int closed = 0;
+			for (HoldTable holds : this.holdTables) {
+				closed += jdbc.update(holds.expiredSql, time(now));
+				closed += jdbc.update(holds.goneSql, time(now), time(settledBefore));
+			}
+			return closed;
 		});
 	}
 
 	@Override
 	public List<Lease> recover(Duration maxHold, int limit, Instant now) {
 		long micros = -(maxHold.toNanos() / 1000);
-		return this.locks.inOwnTransaction((jdbc) -> {
-			List<Lease> holds = jdbc.query(this.oldestHoldsSql, (rs, i) -> new Lease(rs.getString("lock_key"),
-					rs.getString("owner"), rs.getLong("token"), Instant.EPOCH), micros, limit);
-			if (!holds.isEmpty()) {
-				List<Object[]> closes = new ArrayList<>(holds.size());
-				List<Object[]> frees = new ArrayList<>(holds.size());
-				for (Lease hold : holds) {
-					closes.add(new Object[] { time(now), hold.key(), hold.owner() });
-					frees.add(new Object[] { hold.key(), hold.owner(), hold.token() });
+		List<Lease> freed = new ArrayList<>();
+		for (HoldTable holds : this.holdTables) {
+			freed.addAll(this.locks.inOwnTransaction((jdbc) -> {
+				List<Lease> oldest = jdbc.query(holds.oldestSql, (rs, i) -> new Lease(rs.getString("lock_key"),
+						rs.getString("owner"), rs.getLong("token"), Instant.EPOCH), micros, limit);
+				if (!oldest.isEmpty()) {
+					List<Object[]> closes = new ArrayList<>(oldest.size());
+					List<Object[]> frees = new ArrayList<>(oldest.size());
+					List<Object[]> intents = new ArrayList<>(oldest.size());
+					for (Lease hold : oldest) {
+						closes.add(new Object[] { time(now), hold.key(), hold.owner() });
+						frees.add(new Object[] { hold.key(), hold.owner(), hold.token() });
+						intents.add(new Object[] { hold.key(), hold.owner() });
+					}
+					jdbc.batchUpdate(this.recoveredSql, closes);
+					jdbc.batchUpdate(holds.freeSql, frees);
+					if (holds.freeIntentSql != null) {
+						// a freed writer's intent would keep readers out until its lease ended
+						jdbc.batchUpdate(holds.freeIntentSql, intents);
+					}
 				}
-				jdbc.batchUpdate(this.recoveredSql, closes);
-				jdbc.batchUpdate(this.freeSql, frees);
-			}
-			return holds;
-		});
+				return oldest;
+			}));
+		}
+		return freed;
 	}
 
 	@Override
@@ -136,6 +128,38 @@ public class JdbcLockHistoryRepository implements LockHistoryRepository {
 
 	private static @Nullable String outcome(@Nullable Outcome outcome) {
 		return (outcome != null) ? outcome.name().toLowerCase(Locale.ROOT) : null;
+	}
+
+	/**
+	 * A table whose rows are holds of some modes ({@code lock_key}, {@code owner},
+	 * {@code token}, {@code acquired_at}, {@code expires_at}), with the statements of the
+	 * maintenance steps on it.
+	 */
+	private static final class HoldTable {
+
+		final String expiredSql;
+
+		final String goneSql;
+
+		final String oldestSql;
+
+		final String freeSql;
+
+		final @Nullable String freeIntentSql;
+
+		HoldTable(String table, String modes, @Nullable String intents, String history, SqlDialect dialect) {
+			String closeExpired = "UPDATE " + history + " SET released_at = ?, outcome = 'expired' WHERE released_at IS NULL"
+					+ " AND mode IN (" + modes + ")";
+			String sameHolder = " l WHERE l.lock_key = " + history + ".lock_key AND l.owner = " + history + ".owner";
+			this.expiredSql = closeExpired + " AND EXISTS (SELECT 1 FROM " + table + sameHolder + " AND l.expires_at <= "
+					+ dialect.now() + ")";
+			this.goneSql = closeExpired + " AND acquired_at < ? AND NOT EXISTS (SELECT 1 FROM " + table + sameHolder + ")";
+			this.oldestSql = "SELECT lock_key, owner, token FROM " + table + " WHERE acquired_at < "
+					+ dialect.nowPlusMicros() + " ORDER BY acquired_at LIMIT ? FOR UPDATE";
+			this.freeSql = "DELETE FROM " + table + " WHERE lock_key = ? AND owner = ? AND token = ?";
+			this.freeIntentSql = (intents != null) ? "DELETE FROM " + intents + " WHERE lock_key = ? AND owner = ?" : null;
+		}
+
 	}
 
 }

@@ -55,24 +55,24 @@ public interface LockHistoryRepository {
 	void write(List<Entry> started, List<Entry> ended);
 
 	/**
-	 * Closes, as {@link Outcome#EXPIRED}, the open rows of lease holds whose row in the lock
-	 * table has expired, and those whose row is gone (taken over or reaped) and which began
-	 * before {@code settledBefore}: long enough ago that a live holder would have written its
-	 * own end.
-	 * @param modes the names of the modes whose holds are rows of the lock table
-	 * @param settledBefore the oldest start a row without a lock row may have to be closed
+	 * Closes, as {@link Outcome#EXPIRED}, the open rows of holds kept as rows (the lease and
+	 * read/write modes) whose row has expired, and those whose row is gone (taken over or
+	 * reaped) and which began before {@code settledBefore}: long enough ago that a live holder
+	 * would have written its own end.
+	 * @param settledBefore the oldest start a row without a hold row may have to be closed
 	 * @param now the end written
 	 * @return the rows closed
 	 */
-	int closeExpired(List<String> modes, Instant settledBefore, Instant now);
+	int closeExpired(Instant settledBefore, Instant now);
 
 	/**
-	 * Frees, in one transaction each time, up to {@code limit} holds of the lock table taken
-	 * longer than {@code maxHold} ago by the database's clock, and closes their log rows as
-	 * {@link Outcome#RECOVERED}. The rows are locked first, so that a holder's release waits
-	 * for the transaction, and then finds its row gone.
+	 * Frees, in one transaction per table, up to {@code limit} holds of each table of holds
+	 * (the lease and read/write modes') taken longer than {@code maxHold} ago by the
+	 * database's clock, and closes their log rows as {@link Outcome#RECOVERED}. The rows are
+	 * locked first, so that a holder's release waits for the transaction, and then finds its
+	 * row gone. A freed writer's intent goes with it.
 	 * @param maxHold the longest a hold may last
-	 * @param limit the most holds freed
+	 * @param limit the most holds freed per table
 	 * @param now the end written in the log
 	 * @return the holds freed: key, owner and token
 	 */

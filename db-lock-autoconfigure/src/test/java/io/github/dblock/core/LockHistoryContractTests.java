@@ -265,6 +265,29 @@ abstract class LockHistoryContractTests {
 	}
 
 	@Test
+	void readAndWriteHoldsAreLoggedAndAnOverlongWriterIsRecovered() {
+		this.nodeA.acquire(request(DbLockMode.READ, "shared", PATIENCE)).close();
+		LockHandle writer = this.nodeA.acquire(request(DbLockMode.WRITE, "written", PATIENCE));
+		this.history.flush();
+		assertThat(onlyRow("shared").get("mode")).isEqualTo("READ");
+		assertThat(onlyRow("shared").get("outcome")).isEqualTo("released");
+		LockRecovery recovery = new LockRecovery(this.nodeB, this.historyRepository, Duration.ofMillis(200),
+				Duration.ofDays(7));
+		assertThat(recoveredWithin(recovery, PATIENCE)).isEqualTo(1);
+		// the writer's intent went with its row: a reader of another node gets in at once
+		try (LockHandle reader = this.nodeB.acquire(request(DbLockMode.READ, "written", Duration.ZERO))) {
+			assertThat(reader.isHeld()).isTrue();
+		}
+		writer.close();
+		this.history.flush();
+		assertThat(this.jdbc.queryForList("SELECT mode, outcome FROM " + TestDatabase.TABLE
+				+ "_history WHERE lock_key = 'written' ORDER BY id"))
+			.extracting((row) -> row.get("mode") + "=" + row.get("outcome"))
+			.containsExactly("WRITE=recovered", "READ=released");
+		recovery.close();
+	}
+
+	@Test
 	void oneNodeAtATimeRunsTheJob() {
 		LockRecovery recoveryA = new LockRecovery(this.nodeA, this.historyRepository, Duration.ofHours(1),
 				Duration.ofDays(7));
