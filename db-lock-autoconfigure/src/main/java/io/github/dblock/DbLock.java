@@ -53,8 +53,9 @@ public @interface DbLock {
 
 	/**
 	 * How the lock is held: a lease (the default), a row lock of the caller's transaction,
-	 * or the database server's named lock. See {@link DbLockMode} for what each survives and
-	 * needs. {@link #leaseMs()} and {@link #minHoldMs()} are the lease mode's alone.
+	 * the database server's named lock, or a ticket in a fair queue. See {@link DbLockMode}
+	 * for what each survives and needs. {@link #leaseMs()} is the lease and fair modes'
+	 * alone, {@link #minHoldMs()} the lease mode's.
 	 * @return the mode
 	 */
 	DbLockMode mode() default DbLockMode.LEASE;

@@ -41,6 +41,21 @@ public enum DbLockMode {
 	 * statement on the holding connection: from a sequence (on MySQL from a per-key counter,
 	 * committed at once).
 	 */
-	NAMED
+	NAMED,
+
+	/**
+	 * A fair lock: waiters from every JVM are served in the order they arrived at the
+	 * database, through a queue table. Each acquisition enqueues a ticket (one statement),
+	 * which is its fencing token (strictly increasing per key); the holder is the head of
+	 * the key's queue whose ticket has a valid lease in the database's time, and it
+	 * releases by deleting its ticket. A ticket has a lease like the lease mode's
+	 * ({@link DbLock#leaseMs()}, renewed by a watchdog when not given), also while it waits,
+	 * so that a waiter or holder that dies leaves the queue after its lease; one that gives
+	 * up (its wait ran out, or it was interrupted) deletes its ticket at once. Only the
+	 * earliest waiting ticket of each JVM asks the database whether it is the head; the
+	 * other threads wait locally. Refused on a multi-primary cluster, whose nodes each order
+	 * their own inserts.
+	 */
+	FAIR
 
 }

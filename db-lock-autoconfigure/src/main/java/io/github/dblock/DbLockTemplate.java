@@ -115,7 +115,8 @@ public class DbLockTemplate {
 	 * lease, renewed while held; in the {@link DbLockMode#TRANSACTION transaction mode} in the
 	 * thread's current Spring transaction, ended by its commit or rollback (closing the
 	 * handle ends nothing); in the {@link DbLockMode#NAMED named mode} on a connection that
-	 * holds it until the handle is closed.
+	 * holds it until the handle is closed; in the {@link DbLockMode#FAIR fair mode} in
+	 * arrival order, with the default lease, renewed while held.
 	 * <pre class="code">
 	 * &#64;Transactional
 	 * public void pay(long orderId) {
@@ -131,7 +132,33 @@ public class DbLockTemplate {
 	 * @throws DbLockException in the transaction mode, if no transaction is active
 	 */
 	public LockHandle acquire(DbLockMode mode, String key, @Nullable Duration wait) {
-		return this.engine.acquire(request(mode, key, (wait != null) ? wait : this.defaultWait, null, Duration.ZERO));
+		return acquire(mode, key, wait, null);
+	}
+
+	/**
+	 * Acquires a lock in a mode with a lease: in the {@link DbLockMode#LEASE lease mode} and
+	 * the {@link DbLockMode#FAIR fair mode}, a fixed lease, or the default one renewed while
+	 * held; the other modes have no lease and take {@code null} alone. See
+	 * {@link #acquire(DbLockMode, String, Duration)}.
+	 * <pre class="code">
+	 * try (LockHandle turn = template.acquire(DbLockMode.FAIR, "export", Duration.ofMinutes(1), null)) {
+	 *     exports.runNext(turn.fencingToken());
+	 * }
+	 * </pre>
+	 * @param mode how the lock is held
+	 * @param key the key, without the prefix
+	 * @param wait how long to wait; {@code null} for the default
+	 * @param lease a fixed lease; {@code null} for the default lease, renewed while held
+	 * @return the handle
+	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
+	 * @throws DbLockException for a lease in a mode that has none, and in the transaction
+	 * mode if no transaction is active
+	 */
+	public LockHandle acquire(DbLockMode mode, String key, @Nullable Duration wait, @Nullable Duration lease) {
+		if (lease != null && mode != DbLockMode.LEASE && mode != DbLockMode.FAIR) {
+			throw new DbLockException("Lock '" + key + "' in the " + mode + " mode has no lease; got " + lease);
+		}
+		return this.engine.acquire(request(mode, key, (wait != null) ? wait : this.defaultWait, lease, Duration.ZERO));
 	}
 
 	/**

@@ -64,9 +64,11 @@ final class DbLockInterceptor implements MethodInterceptor {
 		DbLockTemplate template = this.template.get();
 		LockHandle handle;
 		try {
-			handle = (operation.mode() == DbLockMode.LEASE)
-					? template.acquire(key, operation.waitTime(), operation.lease(), operation.minimumHold())
-					: template.acquire(operation.mode(), key, operation.waitTime());
+			handle = switch (operation.mode()) {
+				case LEASE -> template.acquire(key, operation.waitTime(), operation.lease(), operation.minimumHold());
+				case FAIR -> template.acquire(DbLockMode.FAIR, key, operation.waitTime(), operation.lease());
+				default -> template.acquire(operation.mode(), key, operation.waitTime());
+			};
 		}
 		catch (LockAcquisitionException ex) {
 			return notAcquired(operation, invocation, target, ex);

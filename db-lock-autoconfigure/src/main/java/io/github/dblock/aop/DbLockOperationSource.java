@@ -128,8 +128,13 @@ final class DbLockOperationSource {
 		if (annotation.minHoldMs() < 0) {
 			throw invalid(description, "minHoldMs must be 0 (none) or positive, got " + annotation.minHoldMs(), null);
 		}
-		if (annotation.mode() != DbLockMode.LEASE && (annotation.leaseMs() != -1 || annotation.minHoldMs() != 0)) {
-			throw invalid(description, "leaseMs and minHoldMs are the lease mode's alone; a lock in the "
+		if (annotation.mode() == DbLockMode.FAIR && annotation.minHoldMs() != 0) {
+			throw invalid(description, "minHoldMs is the lease mode's alone; a fair lock's ticket leaves the queue "
+					+ "when it is released", null);
+		}
+		if (annotation.mode() != DbLockMode.LEASE && annotation.mode() != DbLockMode.FAIR
+				&& (annotation.leaseMs() != -1 || annotation.minHoldMs() != 0)) {
+			throw invalid(description, "leaseMs and minHoldMs are the lease and fair modes' alone; a lock in the "
 					+ annotation.mode() + " mode has no lease", null);
 		}
 		if (annotation.mode() == DbLockMode.TRANSACTION) {

@@ -18,7 +18,9 @@ import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
  * <ul>
  * <li>{@code mode = NAMED} on a database without named locks (H2) or on a multi-primary
  * cluster, where each node gives its own, and {@code mode = TRANSACTION} on such a
- * cluster, where each node locks rows on its own until commit;</li>
+ * cluster, where each node locks rows on its own until commit; {@code mode = FAIR} where
+ * the queue table is missing or on such a cluster, whose nodes each number their own
+ * tickets;</li>
  * <li>{@code mode = TRANSACTION} on a bean whose advisors run it outside
  * {@code @Transactional}, where it would find no transaction.</li>
  * </ul>
@@ -35,6 +37,7 @@ final class DbLockModeCheck implements SmartInitializingSingleton {
 	public void afterSingletonsInstantiated() {
 		checkAvailable(DbLockMode.NAMED, LockEngine::namedLocksUnavailable);
 		checkAvailable(DbLockMode.TRANSACTION, LockEngine::transactionLocksUnavailable);
+		checkAvailable(DbLockMode.FAIR, LockEngine::fairLocksUnavailable);
 		checkTransactionOrder();
 	}
 

@@ -24,7 +24,8 @@ import org.jspecify.annotations.Nullable;
  * mode that does the database's part. The lease mode is described here; the transaction
  * and named modes ({@link io.github.dblock.DbLockMode}) hold no lease and are classes of
  * their own ({@code TransactionMode}, {@code NamedMode}) that the engine hands a request of
- * theirs to.
+ * theirs to, and so is the fair mode ({@code FairMode}), whose tickets have leases of their
+ * own in a queue table.
  * <ul>
  * <li>A thread that holds a key takes it again with no SQL, as long as this JVM knows its
  * lease is valid (its local deadline: the time the statement that took or last extended it
@@ -86,6 +87,8 @@ public final class LockEngine implements AutoCloseable {
 
 	private final @Nullable NamedMode named;
 
+	private final @Nullable FairMode fair;
+
 	private final Events events = new Events();
 
 	private volatile boolean closed;
@@ -116,6 +119,7 @@ public final class LockEngine implements AutoCloseable {
 		this.transactions = (connectionLocks != null)
 				? new TransactionMode(connectionLocks, settings.backoff(), this.events) : null;
 		this.named = (connectionLocks != null) ? new NamedMode(connectionLocks, settings.backoff(), this.events) : null;
+		this.fair = repository.fairQueue().map((queue) -> new FairMode(queue, settings, this.events)).orElse(null);
 	}
 
 	/**
@@ -156,6 +160,9 @@ public final class LockEngine implements AutoCloseable {
 		if (this.transactions != null) {
 			this.transactions.held(held, now);
 		}
+		if (this.fair != null) {
+			this.fair.held(held, now);
+		}
 		return held;
 	}
 
@@ -170,7 +177,7 @@ public final class LockEngine implements AutoCloseable {
 		for (LocalKey local : this.keys.inUse()) {
 			waiting += local.gate.queued();
 		}
-		return waiting + ((this.named != null) ? this.named.waiting() : 0);
+		return waiting + ((this.named != null) ? this.named.waiting() : 0) + ((this.fair != null) ? this.fair.waiting() : 0);
 	}
 
 	/**
@@ -180,6 +187,16 @@ public final class LockEngine implements AutoCloseable {
 	 */
 	public Optional<String> namedLocksUnavailable() {
 		return (this.named != null) ? this.named.unavailable() : Optional.of("the engine has no named-lock storage");
+	}
+
+	/**
+	 * Why the fair mode cannot be used with this database, checked now: for a check at
+	 * start-up.
+	 * @return the reason, or empty if it can
+	 */
+	public Optional<String> fairLocksUnavailable() {
+		return (this.fair != null) ? this.fair.unavailable()
+				: Optional.of("the lock repository has no fair queue (LockRepository.fairQueue())");
 	}
 
 	/**
@@ -268,6 +285,7 @@ public final class LockEngine implements AutoCloseable {
 			return switch (request.mode()) {
 				case TRANSACTION -> connectionMode(this.transactions, request).acquire(key, request.waitTime());
 				case NAMED -> connectionMode(this.named, request).acquire(key, request.waitTime());
+				case FAIR -> fairMode(request).acquire(request);
 				case LEASE -> throw new IllegalStateException();
 			};
 		}
@@ -358,6 +376,14 @@ public final class LockEngine implements AutoCloseable {
 		return mode;
 	}
 
+	private FairMode fairMode(LockRequest request) {
+		if (this.fair == null) {
+			throw new DbLockException("Could not acquire lock '" + request.key() + "' in the FAIR mode: the lock "
+					+ "repository has no fair queue (LockRepository.fairQueue())");
+		}
+		return this.fair;
+	}
+
 	private void refuseIfClosed(String key) {
 		if (this.closed) {
 			throw new DbLockException("Could not acquire lock '" + key + "': the lock engine is shut down");
@@ -394,6 +420,9 @@ public final class LockEngine implements AutoCloseable {
 		long deadline = started + grace.toNanos();
 		if (this.named != null) {
 			this.named.shutdown(grace);
+		}
+		if (this.fair != null) {
+			this.fair.shutdown(grace);
 		}
 		while (holding() && System.nanoTime() - deadline < 0) {
 			LockSupport.parkNanos(SHUTDOWN_CHECK_NANOS);

@@ -13,6 +13,7 @@ import javax.sql.DataSource;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.ConcurrencyFailureException;
 import org.springframework.dao.DataAccessException;
@@ -71,6 +72,8 @@ public class JdbcLockRepository implements LockRepository {
 	private final int networkTimeoutMillis;
 
 	private final int queryTimeoutSeconds;
+
+	private volatile @Nullable FairLockRepository fairQueue;
 
 	/**
 	 * Creates a repository with the {@linkplain #DEFAULT_STATEMENT_TIMEOUT default statement
@@ -167,6 +170,30 @@ public class JdbcLockRepository implements LockRepository {
 	@Override
 	public List<LockRow> rows(int limit) {
 		return onOwnConnection((jdbc) -> this.dialect.rows(jdbc, limit));
+	}
+
+	/**
+	 * A {@link JdbcFairLockRepository} on this repository's connections, created on first
+	 * use; empty for a dialect the fair mode has no statements for.
+	 */
+	@Override
+	public Optional<FairLockRepository> fairQueue() {
+		FairLockRepository queue = this.fairQueue;
+		if (queue == null) {
+			synchronized (this) {
+				queue = this.fairQueue;
+				if (queue == null) {
+					try {
+						queue = new JdbcFairLockRepository(this);
+					}
+					catch (IllegalArgumentException ex) {
+						return Optional.empty();
+					}
+					this.fairQueue = queue;
+				}
+			}
+		}
+		return Optional.of(queue);
 	}
 
 	@Override
