@@ -355,9 +355,14 @@ final class FairMode implements AutoCloseable {
 		}
 	}
 
-	/** Renews the tickets that are due, those of one lease length together. */
+	/**
+	 * Renews the tickets that are due, those of one lease length together, with those of
+	 * that length due within half a period: their renewals fall in step, one statement for
+	 * all of them.
+	 */
 	private void renewDue() {
-		Map<Duration, List<FairTicket>> due = new HashMap<>();
+		Map<Duration, List<FairTicket>> soon = new HashMap<>();
+		Set<Duration> due = new java.util.HashSet<>();
 		long now = System.nanoTime();
 		for (FairTicket ticket : this.renewing) {
 			if (ticket.ended || ticket.lostAt != null) {
@@ -366,13 +371,18 @@ final class FairMode implements AutoCloseable {
 			else if (ticket.remainingNanos() <= 0) {
 				ticket.lost("it was not renewed before its lease ended on the local clock", false);
 			}
-			else if (now - ticket.nextRenewal >= 0) {
-				due.computeIfAbsent(ticket.duration, (duration) -> new ArrayList<>()).add(ticket);
+			else if (now - (ticket.nextRenewal - ticket.renewalPeriod / 2) >= 0) {
+				soon.computeIfAbsent(ticket.duration, (duration) -> new ArrayList<>()).add(ticket);
+				if (now - ticket.nextRenewal >= 0) {
+					due.add(ticket.duration);
+				}
 			}
 		}
-		due.forEach((duration, tickets) -> {
-			for (int from = 0; from < tickets.size(); from += MAX_BATCH) {
-				renew(duration, tickets.subList(from, Math.min(from + MAX_BATCH, tickets.size())));
+		soon.forEach((duration, tickets) -> {
+			if (due.contains(duration)) {
+				for (int from = 0; from < tickets.size(); from += MAX_BATCH) {
+					renew(duration, tickets.subList(from, Math.min(from + MAX_BATCH, tickets.size())));
+				}
 			}
 		});
 	}

@@ -88,7 +88,7 @@ class DbLockModesAutoConfigurationTests {
 		this.contextRunner.withUserConfiguration(NamedWithLease.class).run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure()))
-				.hasMessageContaining("leaseMs and minHoldMs are the lease mode's alone");
+				.hasMessageContaining("leaseMs and minHoldMs are the lease and fair modes' alone");
 		});
 	}
 
