@@ -21,7 +21,6 @@ import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockHandle;
 import io.github.dblock.jdbc.FairLockRepository;
-import io.github.dblock.jdbc.FairLockRepository.Place;
 import io.github.dblock.jdbc.FairLockRepository.Ticket;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -38,7 +37,8 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * fencing token: the order of the tickets is the order of arrival at the database, across
  * every thread of every JVM.</li>
  * <li>Only the earliest waiting ticket of this JVM asks the database whether it is the
- * head, with {@link Backoff}, and only while no thread of this JVM holds the key; the
+ * head, with {@link Backoff} (starting short again whenever the head has changed), and
+ * only while no thread of this JVM holds the key; the
  * other threads of this JVM wait locally, woken when they become the earliest. So the
  * statements that waiting sends grow with the JVMs waiting, not with their threads.</li>
  * <li>A ticket has a lease, renewed while it waits (and while it is held, if the request's
@@ -155,10 +155,13 @@ final class FairMode implements AutoCloseable {
 		FairTicket ticket = enqueue(request, local, waits);
 		boolean holding = false;
 		try {
+			long lastHead = 0;
+			boolean first = true;
 			for (int attempt = 0;; attempt++) {
-				if (this.closed) {
+				if (this.closed || (!first && deadline - System.nanoTime() <= 0)) {
 					return null;
 				}
+				first = false;
 				if (ticket.lostAt != null) {
 					// its lease ended while it waited (this JVM stalled): it goes to the back
 					leave(ticket, local);
@@ -167,8 +170,8 @@ final class FairMode implements AutoCloseable {
 				}
 				long pause;
 				if (local.isPoller(ticket)) {
-					Place place = place(ticket);
-					if (place == Place.HEAD) {
+					long head = head(ticket);
+					if (head == ticket.ticket.number()) {
 						if (hold(ticket, request, local)) {
 							holding = true;
 							return ticket;
@@ -176,9 +179,14 @@ final class FairMode implements AutoCloseable {
 						ticket.lost("its lease ended before it could hold the key", false);
 						continue;
 					}
-					if (place == Place.GONE) {
+					if (head == 0) {
 						ticket.lost("it was no longer in the queue when it asked for its turn", false);
 						continue;
+					}
+					if (head != lastHead) {
+						// the queue moved: the next release may be near, so the pauses start short again
+						attempt = 0;
+						lastHead = head;
 					}
 					pause = this.settings.backoff().delayNanos(attempt);
 				}
@@ -236,9 +244,9 @@ final class FairMode implements AutoCloseable {
 		}
 	}
 
-	private Place place(FairTicket ticket) {
+	private long head(FairTicket ticket) {
 		try {
-			return this.queue.place(ticket.ticket);
+			return this.queue.head(ticket.ticket);
 		}
 		catch (DataAccessException ex) {
 			throw new DbLockException("Could not acquire fair lock '" + ticket.ticket.key() + "': the database failed ("

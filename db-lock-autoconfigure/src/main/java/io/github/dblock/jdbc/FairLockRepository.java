@@ -28,12 +28,13 @@ public interface FairLockRepository {
 	Ticket enqueue(String key, String owner, Duration lease);
 
 	/**
-	 * Where a ticket stands in its key's queue now, by the database's clock.
+	 * The head of a ticket's queue as far as this ticket, by the database's clock: the first
+	 * ticket whose lease has not ended, up to this one.
 	 * @param ticket the ticket
-	 * @return the head (it holds the key), waiting behind an earlier valid ticket, or gone
-	 * (deleted, or its lease ended)
+	 * @return the head's number: this ticket's own if it holds the key, an earlier one's if
+	 * it waits, or 0 if it is gone (deleted, or its lease ended)
 	 */
-	Place place(Ticket ticket);
+	long head(Ticket ticket);
 
 	/**
 	 * Extends tickets whose lease has not ended to {@code lease} from the database's now, in
@@ -84,20 +85,6 @@ public interface FairLockRepository {
 	 * @param number the ticket's number, its fencing token
 	 */
 	record Ticket(String key, String owner, long number) {
-	}
-
-	/** Where a ticket stands in its queue. */
-	enum Place {
-
-		/** First among the valid tickets: it holds the key. */
-		HEAD,
-
-		/** Behind an earlier valid ticket. */
-		WAITING,
-
-		/** Not in the queue: deleted, or its lease ended. */
-		GONE
-
 	}
 
 }

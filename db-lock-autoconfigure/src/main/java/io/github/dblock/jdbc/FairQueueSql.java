@@ -8,7 +8,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 
-import io.github.dblock.jdbc.FairLockRepository.Place;
 import io.github.dblock.jdbc.FairLockRepository.Ticket;
 import org.jspecify.annotations.Nullable;
 
@@ -40,7 +39,7 @@ final class FairQueueSql {
 
 	private final String insertKeySql;
 
-	private final String placeSql;
+	private final String headSql;
 
 	private final String renewSql;
 
@@ -84,7 +83,7 @@ final class FairQueueSql {
 		else {
 			throw new IllegalArgumentException("The fair mode has no statements for " + dialect);
 		}
-		this.placeSql = "SELECT ticket FROM %s WHERE lock_key = ? AND ticket <= ? AND expires_at > %s ORDER BY ticket LIMIT 1"
+		this.headSql = "SELECT ticket FROM %s WHERE lock_key = ? AND ticket <= ? AND expires_at > %s ORDER BY ticket LIMIT 1"
 			.formatted(this.queue, dialect.now());
 		this.renewSql = "UPDATE %s SET expires_at = %s WHERE ticket = ? AND owner = ? AND expires_at > %s"
 			.formatted(this.queue, lease, dialect.now());
@@ -140,12 +139,9 @@ final class FairQueueSql {
 		return (inserted == 0) ? null : Objects.requireNonNull(keys.getKey(), "no generated ticket").longValue();
 	}
 
-	Place place(JdbcOperations jdbc, Ticket ticket) {
-		List<Long> first = jdbc.queryForList(this.placeSql, Long.class, ticket.key(), ticket.number());
-		if (first.isEmpty()) {
-			return Place.GONE;
-		}
-		return (first.get(0) == ticket.number()) ? Place.HEAD : Place.WAITING;
+	long head(JdbcOperations jdbc, Ticket ticket) {
+		List<Long> first = jdbc.queryForList(this.headSql, Long.class, ticket.key(), ticket.number());
+		return first.isEmpty() ? 0 : first.get(0);
 	}
 
 	/** One statement for all when every ticket is renewed; each alone after it otherwise. */

@@ -43,8 +43,8 @@ public class JdbcFairLockRepository implements FairLockRepository {
 	}
 
 	@Override
-	public Place place(Ticket ticket) {
-		return retrying(() -> this.leases.onOwnConnection((jdbc) -> this.sql.place(jdbc, ticket)));
+	public long head(Ticket ticket) {
+		return retrying(() -> this.leases.onOwnConnection((jdbc) -> this.sql.head(jdbc, ticket)));
 	}
 
 	@Override

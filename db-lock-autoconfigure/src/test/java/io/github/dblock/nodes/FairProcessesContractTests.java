@@ -17,6 +17,8 @@ import io.github.dblock.core.LockEngine;
 import io.github.dblock.core.LockRequest;
 import io.github.dblock.testsupport.TestDatabase;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -33,7 +35,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * printed;</li>
  * <li>a process waiting for the key is killed with SIGKILL ({@link ModeHolderNode}) between
  * this test's holder and a waiter behind it: its ticket leaves the queue when its lease ends
- * and the waiter then gets the key, never the dead process.</li>
+ * and the waiter then gets the key, never the dead process;</li>
+ * <li>two processes on a hot key, in the fair and the lease modes: each process's share.</li>
  * </ul>
  */
 abstract class FairProcessesContractTests {
@@ -163,6 +166,50 @@ abstract class FairProcessesContractTests {
 				first.close();
 				waiterThread.shutdownNow();
 				dying.process().destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+			}
+		}
+	}
+
+	/**
+	 * Two processes of four threads each on one hot key, for a few seconds, in the fair mode
+	 * and, for comparison, in the lease mode: no holder ever acts after a newer one, and in
+	 * the fair mode both processes get turns. Each process's share, the utilisation (the
+	 * time the key was held over the run) and the longest wait are printed.
+	 */
+	@ParameterizedTest
+	@EnumSource(value = DbLockMode.class, names = { "FAIR", "LEASE" })
+	void twoProcessesShareAHotKey(DbLockMode mode) throws Exception {
+		long durationMillis = 3000;
+		try (HikariDataSource dataSource = database().dataSource(2)) {
+			JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+			jdbc.execute("CREATE TABLE IF NOT EXISTS db_lock_test_fence (id INT PRIMARY KEY, token BIGINT NOT NULL)");
+			jdbc.update("DELETE FROM db_lock_test_fence");
+			jdbc.update("INSERT INTO db_lock_test_fence (id, token) VALUES (1, 0)");
+			String key = "fair-hot-" + mode;
+			long start = System.currentTimeMillis() + 4000;
+			List<Map<String, String>> nodes = NodeSupport.run(2, FairHotKeyNode.class, database().connection(),
+					(node) -> new Object[] { mode, key, THREADS, start, durationMillis });
+			long total = 0;
+			long held = 0;
+			List<Long> acquired = new ArrayList<>();
+			for (Map<String, String> node : nodes) {
+				assertThat(node.get("fenceViolations")).isEqualTo("0");
+				acquired.add(Long.parseLong(node.get("acquired")));
+				total += Long.parseLong(node.get("acquired"));
+				held += Long.parseLong(node.get("heldNanos"));
+			}
+			StringBuilder shares = new StringBuilder();
+			for (int i = 0; i < nodes.size(); i++) {
+				shares.append(String.format(" JVM%d %d (%.0f%%, timeouts %s, max wait %s ms)", i + 1, acquired.get(i),
+						100.0 * acquired.get(i) / Math.max(1, total), nodes.get(i).get("timeouts"),
+						nodes.get(i).get("maxWaitMillis")));
+			}
+			System.out.println(String.format("%s hot key, %s, 2 processes x %d threads, %d ms: %d acquisitions "
+					+ "(%.0f/s), utilisation %.0f%%,%s", database(), mode, THREADS, durationMillis, total,
+					total * 1000.0 / durationMillis, 100.0 * held / TimeUnit.MILLISECONDS.toNanos(durationMillis),
+					shares));
+			if (mode == DbLockMode.FAIR) {
+				assertThat(acquired).allMatch((count) -> count > 0);
 			}
 		}
 	}
