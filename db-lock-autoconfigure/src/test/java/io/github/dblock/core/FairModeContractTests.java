@@ -328,6 +328,79 @@ abstract class FairModeContractTests {
 	}
 
 	/**
+	 * The order of a key's tickets is the order in which they become visible: an enqueue
+	 * waits while another transaction holds the key's row, and draws its number only then,
+	 * after every number drawn meanwhile. (Else a ticket numbered before the head, committed
+	 * after it, would let a second owner in.)
+	 */
+	@Test
+	void aTicketIsNumberedAfterTheTicketsThatCommittedBeforeIt() throws Exception {
+		String key = "fair-numbered-in-commit-order";
+		FairLockRepository queue = this.leases.fairQueue().orElseThrow();
+		queue.leave(queue.enqueue(key, "creates-the-key-row", LEASE));
+		ExecutorService enqueuer = Executors.newSingleThreadExecutor();
+		try (java.sql.Connection transaction = this.dataSource.getConnection()) {
+			transaction.setAutoCommit(false);
+			try (java.sql.PreparedStatement lock = transaction
+				.prepareStatement("SELECT lock_key FROM " + TestDatabase.TABLE + "_fair_keys WHERE lock_key = ? FOR UPDATE")) {
+				lock.setString(1, key);
+				lock.executeQuery().close();
+			}
+			Future<FairLockRepository.Ticket> late = enqueuer.submit(() -> queue.enqueue(key, "late", LEASE));
+			awaitLockWait(late);
+			long drawnMeanwhile;
+			try (java.sql.Statement draw = transaction.createStatement()) {
+				drawnMeanwhile = switch (database()) {
+					case MARIADB, MYSQL -> {
+						draw.executeUpdate("INSERT INTO " + QUEUE + " (lock_key, owner, expires_at) VALUES ('"
+								+ key + "-other', 'meanwhile', UTC_TIMESTAMP(6))", java.sql.Statement.RETURN_GENERATED_KEYS);
+						try (java.sql.ResultSet keys = draw.getGeneratedKeys()) {
+							keys.next();
+							yield keys.getLong(1);
+						}
+					}
+					case POSTGRESQL -> scalar(draw, "SELECT nextval('" + TestDatabase.TABLE + "_token_seq')");
+					default -> scalar(draw, "SELECT NEXT VALUE FOR " + TestDatabase.TABLE + "_token_seq");
+				};
+			}
+			assertThat(late).isNotDone();
+			transaction.commit();
+			assertThat(late.get(1, TimeUnit.MINUTES).number()).isGreaterThan(drawnMeanwhile);
+		}
+		finally {
+			enqueuer.shutdownNow();
+			this.jdbc.update("DELETE FROM " + QUEUE + " WHERE lock_key LIKE ?", key + "%");
+		}
+	}
+
+	private static long scalar(java.sql.Statement statement, String sql) throws java.sql.SQLException {
+		try (java.sql.ResultSet rs = statement.executeQuery(sql)) {
+			rs.next();
+			return rs.getLong(1);
+		}
+	}
+
+	/** Polls the server until a session waits for a row lock: the enqueue. */
+	private void awaitLockWait(Future<?> enqueue) throws Exception {
+		String sql = switch (database()) {
+			case POSTGRESQL -> "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() "
+					+ "AND wait_event_type = 'Lock'";
+			case MARIADB, MYSQL -> "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT' "
+					+ "AND trx_mysql_thread_id IN (SELECT ID FROM information_schema.PROCESSLIST WHERE DB = DATABASE())";
+			default -> "SELECT COUNT(*) FROM INFORMATION_SCHEMA.SESSIONS WHERE BLOCKER_ID IS NOT NULL";
+		};
+		long deadline = System.nanoTime() + LONG_WAIT.toNanos();
+		while (this.jdbc.queryForObject(sql, Integer.class) == 0) {
+			if (enqueue.isDone()) {
+				enqueue.get();
+				throw new AssertionError("the enqueue did not wait for the key's row");
+			}
+			assertThat(System.nanoTime() - deadline).as("no session waited for the key's row").isNegative();
+			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+		}
+	}
+
+	/**
 	 * One thread, no contention: a fair cycle is three statements once the key's row exists
 	 * (enqueue, the look at the head, the delete), against the lease mode's two. The times
 	 * are printed, with the statements that reach a MariaDB or MySQL server per cycle (its
