@@ -308,6 +308,7 @@ final class FairMode implements AutoCloseable {
 			return;
 		}
 		FairKey local = held.local;
+		held.endedBeforeRelease();
 		held.ended = true;
 		this.renewing.remove(held);
 		try {
@@ -668,6 +669,20 @@ final class FairMode implements AutoCloseable {
 						+ ") dropped out of the queue: " + why + "; it enqueues again");
 				LockSupport.unpark(this.thread);
 			}
+		}
+
+		/** Marks a holder whose lease ended on the local clock before its release as lost then. */
+		void endedBeforeRelease() {
+			Instant end = expiresAt();
+			synchronized (this) {
+				if (this.lostAt != null || remainingNanos() > 0) {
+					return;
+				}
+				this.lostAt = end;
+			}
+			FairMode.this.events.lost(this.ticket.key(), DbLockMode.FAIR);
+			logger.warn("Fair lock '" + this.ticket.key() + "' was released after its lease ended on the local clock (at "
+					+ end + "): another owner may have held it meanwhile");
 		}
 
 		@Override

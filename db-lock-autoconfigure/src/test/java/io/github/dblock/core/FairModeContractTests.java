@@ -325,6 +325,8 @@ abstract class FairModeContractTests {
 			assertThat(next.fencingToken()).isGreaterThan(lock.fencingToken());
 		}
 		lock.close();
+		// still reported after the release, as the lease mode does
+		assertThat(lock.lostSince()).isPresent();
 	}
 
 	/**
