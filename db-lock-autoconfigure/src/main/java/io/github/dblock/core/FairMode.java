@@ -152,7 +152,9 @@ final class FairMode implements AutoCloseable {
 	/** Enqueues, waits for the turn, and returns the ticket held; {@code null} if the wait ran out. */
 	private @Nullable FairTicket take(LockRequest request, FairKey local, long deadline) throws InterruptedException {
 		boolean waits = !request.waitTime().isZero();
-		FairTicket ticket = enqueue(request, local, waits);
+		// checked before any statement: a renewed lease shorter than the renewal interval is refused
+		long renewalPeriod = renewalPeriodNanos(request);
+		FairTicket ticket = enqueue(request, local, waits, renewalPeriod);
 		boolean holding = false;
 		try {
 			long lastHead = 0;
@@ -165,7 +167,7 @@ final class FairMode implements AutoCloseable {
 				if (ticket.lostAt != null) {
 					// its lease ended while it waited (this JVM stalled): it goes to the back
 					leave(ticket, local);
-					ticket = enqueue(request, local, waits);
+					ticket = enqueue(request, local, waits, renewalPeriod);
 					attempt = 0;
 				}
 				long pause;
@@ -212,7 +214,21 @@ final class FairMode implements AutoCloseable {
 		}
 	}
 
-	private FairTicket enqueue(LockRequest request, FairKey local, boolean waits) {
+	/**
+	 * How often a ticket of the request is renewed: a renewed lease as in the lease mode; a
+	 * fixed one, which must last while it waits, at the renewal interval if it is shorter
+	 * than the lease, else at a third of the lease.
+	 */
+	private long renewalPeriodNanos(LockRequest request) {
+		if (request.renewed()) {
+			return this.settings.renewalPeriod(request.lease()).toNanos();
+		}
+		Duration interval = this.settings.renewInterval();
+		return ((interval != null && interval.compareTo(request.lease()) < 0) ? interval
+				: request.lease().dividedBy(3)).toNanos();
+	}
+
+	private FairTicket enqueue(LockRequest request, FairKey local, boolean waits, long renewalPeriod) {
 		start();
 		String owner = this.ownerIds.next();
 		long sentAt = System.nanoTime();
@@ -225,7 +241,7 @@ final class FairMode implements AutoCloseable {
 			throw new DbLockException("Could not enqueue for fair lock '" + request.key() + "': the database failed ("
 					+ ex.getMessage() + ")", ex);
 		}
-		FairTicket queued = new FairTicket(local, ticket, request, sentAt);
+		FairTicket queued = new FairTicket(local, ticket, request, sentAt, renewalPeriod);
 		local.add(queued);
 		if (waits) {
 			watch(queued);
@@ -336,8 +352,7 @@ final class FairMode implements AutoCloseable {
 	}
 
 	private void watch(FairTicket ticket) {
-		long period = this.settings.renewalPeriod(ticket.duration).toNanos();
-		ticket.renewalPeriod = period;
+		long period = ticket.renewalPeriod;
 		ticket.nextRenewal = System.nanoTime() + period;
 		this.renewing.add(ticket);
 		long wanted = Math.max(period / 4, MIN_TICK_NANOS);
@@ -614,7 +629,7 @@ final class FairMode implements AutoCloseable {
 		/** The {@link System#nanoTime()} before which its lease cannot have ended. */
 		volatile long localDeadline;
 
-		volatile long renewalPeriod;
+		final long renewalPeriod;
 
 		volatile long nextRenewal;
 
@@ -629,8 +644,9 @@ final class FairMode implements AutoCloseable {
 
 		private final AtomicInteger count = new AtomicInteger();
 
-		FairTicket(FairKey local, Ticket ticket, LockRequest request, long sentAt) {
+		FairTicket(FairKey local, Ticket ticket, LockRequest request, long sentAt, long renewalPeriod) {
 			this.local = local;
+			this.renewalPeriod = renewalPeriod;
 			this.ticket = ticket;
 			this.duration = request.lease();
 			this.startedAt = sentAt;

@@ -454,6 +454,46 @@ abstract class FairModeContractTests {
 	}
 
 	/**
+	 * A waiter with a fixed lease shorter than its wait, and than the renewal interval,
+	 * keeps its place: its ticket is renewed while it waits, and it holds the key with the
+	 * ticket it first had.
+	 */
+	@Test
+	void aWaiterWithAShortFixedLeaseKeepsItsPlace() throws Exception {
+		String key = "fair-short-fixed-lease";
+		Duration lease = Duration.ofMillis(300);
+		LockEngine slowRenewal = new LockEngine(this.leases,
+				LockEngineSettings.of(BACKOFF).withRenewInterval(Duration.ofSeconds(5)));
+		ExecutorService waiterThread = Executors.newSingleThreadExecutor();
+		try {
+			LockHandle held = this.nodeA.acquire(request(key, Duration.ZERO));
+			Future<Long> waiter = waiterThread.submit(() -> {
+				try (LockHandle lock = slowRenewal
+					.acquire(new LockRequest(key, LONG_WAIT, lease, false, Duration.ZERO, DbLockMode.FAIR))) {
+					assertThat(lock.isHeld()).isTrue();
+					return lock.fencingToken();
+				}
+			});
+			awaitQueued(key, 2);
+			long ticket = this.jdbc.queryForObject("SELECT MAX(ticket) FROM " + QUEUE + " WHERE lock_key = ?",
+					Long.class, key);
+			// the scenario itself: waiting for more than three of its leases
+			long until = System.nanoTime() + lease.multipliedBy(4).toNanos();
+			while (System.nanoTime() - until < 0) {
+				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+			}
+			assertThat(this.jdbc.queryForObject("SELECT COUNT(*) FROM " + QUEUE + " WHERE ticket = ? AND expires_at > "
+					+ database().dialect(this.dataSource).now(), Integer.class, ticket)).isOne();
+			held.close();
+			assertThat(waiter.get(1, TimeUnit.MINUTES)).isEqualTo(ticket);
+		}
+		finally {
+			waiterThread.shutdownNow();
+			slowRenewal.close();
+		}
+	}
+
+	/**
 	 * While a thread of one engine holds the key, six threads of another wait: only the
 	 * earliest of them asks the database whether it is the head; the others wait locally,
 	 * and the renewals of all six waiting tickets go together.
