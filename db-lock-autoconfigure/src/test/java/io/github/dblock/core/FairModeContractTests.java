@@ -195,6 +195,49 @@ abstract class FairModeContractTests {
 		assertThat(queued(key)).isZero();
 	}
 
+	/**
+	 * Threads of two engines with short, random waits, many of which run out (and some
+	 * interrupts): never two holders, tokens increasing, and no ticket left behind.
+	 */
+	@Test
+	void waitersThatGiveUpNeverLetTwoInNorLeaveTicketsBehind() throws Exception {
+		String key = "fair-give-ups";
+		int threads = 8;
+		int rounds = 25;
+		AtomicInteger holders = new AtomicInteger();
+		AtomicInteger overlaps = new AtomicInteger();
+		AtomicInteger acquired = new AtomicInteger();
+		AtomicInteger gaveUp = new AtomicInteger();
+		AtomicLong lastToken = new AtomicLong();
+		AtomicInteger decreasing = new AtomicInteger();
+		Concurrently.run(threads, (thread) -> {
+			LockEngine node = (thread % 2 == 0) ? this.nodeA : this.nodeB;
+			java.util.Random random = new java.util.Random(thread);
+			for (int i = 0; i < rounds; i++) {
+				try (LockHandle lock = node.acquire(request(key, Duration.ofMillis(random.nextInt(20))))) {
+					if (holders.incrementAndGet() > 1) {
+						overlaps.incrementAndGet();
+					}
+					if (lock.fencingToken() <= lastToken.getAndSet(lock.fencingToken())) {
+						decreasing.incrementAndGet();
+					}
+					acquired.incrementAndGet();
+					LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(random.nextInt(3)));
+					holders.decrementAndGet();
+				}
+				catch (LockAcquisitionException ex) {
+					gaveUp.incrementAndGet();
+				}
+			}
+		});
+		System.out.println(database() + " fair with random short waits: " + acquired + " acquired, " + gaveUp
+				+ " gave up");
+		assertThat(overlaps).hasValue(0);
+		assertThat(decreasing).hasValue(0);
+		assertThat(acquired.get() + gaveUp.get()).isEqualTo(threads * rounds);
+		assertThat(queued(key)).isZero();
+	}
+
 	@Test
 	void aWaiterWhoseWaitRunsOutLeavesTheQueueAtOnce() {
 		String key = "fair-give-up";
@@ -338,7 +381,11 @@ abstract class FairModeContractTests {
 	@Test
 	void aTicketIsNumberedAfterTheTicketsThatCommittedBeforeIt() throws Exception {
 		String key = "fair-numbered-in-commit-order";
-		FairLockRepository queue = this.leases.fairQueue().orElseThrow();
+		// a statement timeout long enough for the test's steps while the enqueue waits
+		FairLockRepository queue = new JdbcLockRepository(this.dataSource, database().dialect(this.dataSource),
+				LONG_WAIT)
+			.fairQueue()
+			.orElseThrow();
 		queue.leave(queue.enqueue(key, "creates-the-key-row", LEASE));
 		ExecutorService enqueuer = Executors.newSingleThreadExecutor();
 		try (java.sql.Connection transaction = this.dataSource.getConnection()) {
@@ -461,7 +508,7 @@ abstract class FairModeContractTests {
 	@Test
 	void aWaiterWithAShortFixedLeaseKeepsItsPlace() throws Exception {
 		String key = "fair-short-fixed-lease";
-		Duration lease = Duration.ofMillis(300);
+		Duration lease = Duration.ofSeconds(1);
 		LockEngine slowRenewal = new LockEngine(this.leases,
 				LockEngineSettings.of(BACKOFF).withRenewInterval(Duration.ofSeconds(5)));
 		ExecutorService waiterThread = Executors.newSingleThreadExecutor();
@@ -478,7 +525,7 @@ abstract class FairModeContractTests {
 			long ticket = this.jdbc.queryForObject("SELECT MAX(ticket) FROM " + QUEUE + " WHERE lock_key = ?",
 					Long.class, key);
 			// the scenario itself: waiting for more than three of its leases
-			long until = System.nanoTime() + lease.multipliedBy(4).toNanos();
+			long until = System.nanoTime() + lease.multipliedBy(7).dividedBy(2).toNanos();
 			while (System.nanoTime() - until < 0) {
 				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
 			}
