@@ -1,20 +1,10 @@
 package io.github.dblock.core;
 
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 import io.github.dblock.DbLockException;
@@ -27,7 +17,6 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
-import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
  * The fair mode ({@link DbLockMode#FAIR}): a queue table of tickets in the order they
@@ -38,12 +27,13 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * every thread of every JVM.</li>
  * <li>Only the earliest waiting ticket of this JVM asks the database whether it is the
  * head, with {@link Backoff} (starting short again whenever the head has changed), and
- * only while no thread of this JVM holds the key; the
- * other threads of this JVM wait locally, woken when they become the earliest. So the
- * statements that waiting sends grow with the JVMs waiting, not with their threads.</li>
+ * only while no thread of this JVM holds the key; the other threads of this JVM wait
+ * locally ({@link FairKey}), woken when they become the earliest. So the statements that
+ * waiting sends grow with the JVMs waiting, not with their threads.</li>
  * <li>A ticket has a lease, renewed while it waits (and while it is held, if the request's
  * lease is renewed), by one statement per lease length for all the tickets of this JVM
- * that are due: a waiter or holder that dies leaves the queue when its lease ends. One
+ * that are due ({@link FairRenewal}): a waiter or holder that dies leaves the queue when
+ * its lease ends. One
  * that gives up (its wait ran out, or it was interrupted) deletes its ticket at once.</li>
  * <li>The release deletes the ticket (owner and number checked) and returns once it is
  * committed; the next waiter of this JVM then asks at once, one of another JVM at its next
@@ -54,16 +44,6 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 final class FairMode implements AutoCloseable {
 
 	private static final Log logger = LogFactory.getLog(FairMode.class);
-
-	/** The most tickets renewed by one statement. */
-	static final int MAX_BATCH = 128;
-
-	/** How often expired tickets (of waiters and holders that died) are deleted. */
-	static final Duration REAP_INTERVAL = Duration.ofMinutes(1);
-
-	private static final int REAP_BATCH = 500;
-
-	private static final long MIN_TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
 	private static final long SHUTDOWN_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
@@ -79,16 +59,7 @@ final class FairMode implements AutoCloseable {
 
 	private final ConcurrentHashMap<String, FairKey> keys = new ConcurrentHashMap<>();
 
-	/** Tickets whose lease is renewed: waiting, or held with a renewed lease. */
-	private final Set<FairTicket> renewing = ConcurrentHashMap.newKeySet();
-
-	private final ScheduledThreadPoolExecutor executor;
-
-	private final AtomicBoolean started = new AtomicBoolean();
-
-	private volatile long tick = Long.MAX_VALUE;
-
-	private @Nullable ScheduledFuture<?> renewal;
+	private final FairRenewal renewal;
 
 	private volatile boolean closed;
 
@@ -97,10 +68,7 @@ final class FairMode implements AutoCloseable {
 		this.settings = settings;
 		this.events = events;
 		this.availability = new Availability("fair", queue::unavailable);
-		CustomizableThreadFactory threads = new CustomizableThreadFactory("db-lock-fair-");
-		threads.setDaemon(true);
-		this.executor = new ScheduledThreadPoolExecutor(1, threads);
-		this.executor.setRemoveOnCancelPolicy(true);
+		this.renewal = new FairRenewal(queue);
 	}
 
 	/**
@@ -229,7 +197,7 @@ final class FairMode implements AutoCloseable {
 	}
 
 	private FairTicket enqueue(LockRequest request, FairKey local, boolean waits, long renewalPeriod) {
-		start();
+		this.renewal.startReaping();
 		String owner = this.ownerIds.next();
 		long sentAt = System.nanoTime();
 		Ticket ticket;
@@ -241,10 +209,10 @@ final class FairMode implements AutoCloseable {
 			throw new DbLockException("Could not enqueue for fair lock '" + request.key() + "': the database failed ("
 					+ ex.getMessage() + ")", ex);
 		}
-		FairTicket queued = new FairTicket(local, ticket, request, sentAt, renewalPeriod);
+		FairTicket queued = new FairTicket(local, ticket, request, sentAt, renewalPeriod, this.events, this::release);
 		local.add(queued);
 		if (waits) {
-			watch(queued);
+			this.renewal.watch(queued);
 		}
 		return queued;
 	}
@@ -277,7 +245,7 @@ final class FairMode implements AutoCloseable {
 	 */
 	private boolean hold(FairTicket ticket, LockRequest request, FairKey local) {
 		if (!request.renewed()) {
-			this.renewing.remove(ticket);
+			this.renewal.unwatch(ticket);
 			long sentAt = System.nanoTime();
 			boolean extended;
 			try {
@@ -293,12 +261,13 @@ final class FairMode implements AutoCloseable {
 			}
 			ticket.localDeadline = sentAt + request.lease().toNanos();
 		}
-		else if (!this.renewing.contains(ticket)) {
-			watch(ticket);
+		else if (!this.renewal.isWatched(ticket)) {
+			this.renewal.watch(ticket);
 		}
 		if (!ticket.isValid()) {
 			return false;
 		}
+		ticket.startedAt = System.nanoTime();
 		local.promote(ticket);
 		return true;
 	}
@@ -306,7 +275,7 @@ final class FairMode implements AutoCloseable {
 	/** Gives a waiting ticket up: deleted from the queue, then the next local waiter is woken. */
 	private void leave(FairTicket ticket, FairKey local) {
 		ticket.ended = true;
-		this.renewing.remove(ticket);
+		this.renewal.unwatch(ticket);
 		try {
 			this.queue.leave(ticket.ticket);
 		}
@@ -326,7 +295,7 @@ final class FairMode implements AutoCloseable {
 		FairKey local = held.local;
 		held.endedBeforeRelease();
 		held.ended = true;
-		this.renewing.remove(held);
+		this.renewal.unwatch(held);
 		try {
 			if (!this.queue.leave(held.ticket)) {
 				held.lost("its ticket was gone when it was released", true);
@@ -341,117 +310,6 @@ final class FairMode implements AutoCloseable {
 			local.released(held);
 			exit(local);
 			this.events.released(held.ticket.key(), DbLockMode.FAIR, System.nanoTime() - held.startedAt);
-		}
-	}
-
-	private void start() {
-		if (this.started.compareAndSet(false, true)) {
-			long reap = REAP_INTERVAL.toNanos();
-			this.executor.scheduleWithFixedDelay(() -> never(this::reap), reap, reap, TimeUnit.NANOSECONDS);
-		}
-	}
-
-	private void watch(FairTicket ticket) {
-		long period = ticket.renewalPeriod;
-		ticket.nextRenewal = System.nanoTime() + period;
-		this.renewing.add(ticket);
-		long wanted = Math.max(period / 4, MIN_TICK_NANOS);
-		if (wanted < this.tick) {
-			synchronized (this) {
-				if (wanted < this.tick && !this.executor.isShutdown()) {
-					if (this.renewal != null) {
-						this.renewal.cancel(false);
-					}
-					this.tick = wanted;
-					this.renewal = this.executor.scheduleWithFixedDelay(() -> never(this::renewDue), wanted, wanted,
-							TimeUnit.NANOSECONDS);
-				}
-			}
-		}
-	}
-
-	private static void never(Runnable task) {
-		try {
-			task.run();
-		}
-		catch (Throwable ex) {
-			logger.error("The fair lock's renewal failed; it goes on at its next tick", ex);
-		}
-	}
-
-	/**
-	 * Renews the tickets that are due, those of one lease length together, with those of
-	 * that length due within half a period: their renewals fall in step, one statement for
-	 * all of them.
-	 */
-	private void renewDue() {
-		Map<Duration, List<FairTicket>> soon = new HashMap<>();
-		Set<Duration> due = new java.util.HashSet<>();
-		long now = System.nanoTime();
-		for (FairTicket ticket : this.renewing) {
-			if (ticket.ended || ticket.lostAt != null) {
-				this.renewing.remove(ticket);
-			}
-			else if (ticket.remainingNanos() <= 0) {
-				ticket.lost("it was not renewed before its lease ended on the local clock", false);
-			}
-			else if (now - (ticket.nextRenewal - ticket.renewalPeriod / 2) >= 0) {
-				soon.computeIfAbsent(ticket.duration, (duration) -> new ArrayList<>()).add(ticket);
-				if (now - ticket.nextRenewal >= 0) {
-					due.add(ticket.duration);
-				}
-			}
-		}
-		soon.forEach((duration, tickets) -> {
-			if (due.contains(duration)) {
-				for (int from = 0; from < tickets.size(); from += MAX_BATCH) {
-					renew(duration, tickets.subList(from, Math.min(from + MAX_BATCH, tickets.size())));
-				}
-			}
-		});
-	}
-
-	private void renew(Duration duration, List<FairTicket> tickets) {
-		List<Ticket> numbers = new ArrayList<>(tickets.size());
-		tickets.forEach((ticket) -> numbers.add(ticket.ticket));
-		long sentAt = System.nanoTime();
-		List<Boolean> renewed;
-		try {
-			renewed = this.queue.renewAll(numbers, duration);
-		}
-		catch (RuntimeException ex) {
-			// tried again at the next tick: they are still due
-			logger.warn("Could not renew " + tickets.size() + " fair lock tickets; trying again", ex);
-			return;
-		}
-		for (int i = 0; i < tickets.size(); i++) {
-			FairTicket ticket = tickets.get(i);
-			if (ticket.ended) {
-				continue;
-			}
-			if (!renewed.get(i)) {
-				ticket.lost("its ticket was gone, or its lease had ended, when it was renewed", false);
-			}
-			else if (ticket.remainingNanos() <= 0) {
-				ticket.lost("its renewal came back only after its lease had ended on the local clock", false);
-			}
-			else {
-				ticket.localDeadline = sentAt + duration.toNanos();
-				ticket.nextRenewal = sentAt + ticket.renewalPeriod;
-			}
-		}
-	}
-
-	private void reap() {
-		try {
-			int deleted;
-			do {
-				deleted = this.queue.deleteExpired(REAP_BATCH);
-			}
-			while (deleted == REAP_BATCH);
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Could not delete expired fair lock tickets; trying again at the next run", ex);
 		}
 	}
 
@@ -523,7 +381,7 @@ final class FairMode implements AutoCloseable {
 				release(holder);
 			}
 		}
-		this.executor.shutdownNow();
+		this.renewal.close();
 	}
 
 	private boolean holding() {
@@ -538,205 +396,6 @@ final class FairMode implements AutoCloseable {
 	@Override
 	public void close() {
 		shutdown(Duration.ZERO);
-	}
-
-	/**
-	 * The threads of this JVM that want one key: its holder, and the waiting tickets in
-	 * number order, the first of which alone asks the database while there is no holder.
-	 */
-	private static final class FairKey {
-
-		final String key;
-
-		/** Threads and holds using this entry; guarded by the map. */
-		int users;
-
-		/** Guarded by this. */
-		private final TreeSet<FairTicket> waiters = new TreeSet<>(
-				(a, b) -> Long.compare(a.ticket.number(), b.ticket.number()));
-
-		volatile @Nullable FairTicket holder;
-
-		FairKey(String key) {
-			this.key = key;
-		}
-
-		synchronized void add(FairTicket ticket) {
-			this.waiters.add(ticket);
-		}
-
-		/** Whether the ticket is the one to ask the database: no local holder, the earliest waiter. */
-		synchronized boolean isPoller(FairTicket ticket) {
-			return this.holder == null && !this.waiters.isEmpty() && this.waiters.first() == ticket;
-		}
-
-		synchronized boolean busy() {
-			return this.holder != null || !this.waiters.isEmpty();
-		}
-
-		synchronized int waiting() {
-			return this.waiters.size();
-		}
-
-		synchronized void promote(FairTicket ticket) {
-			this.waiters.remove(ticket);
-			this.holder = ticket;
-		}
-
-		/** Takes a waiter out; if it was the one asking, the next one asks now. */
-		synchronized void remove(FairTicket ticket) {
-			boolean first = !this.waiters.isEmpty() && this.waiters.first() == ticket;
-			if (this.waiters.remove(ticket) && first) {
-				wakeFirst();
-			}
-		}
-
-		synchronized void released(FairTicket ticket) {
-			if (this.holder == ticket) {
-				this.holder = null;
-				wakeFirst();
-			}
-		}
-
-		private void wakeFirst() {
-			if (this.holder == null && !this.waiters.isEmpty()) {
-				LockSupport.unpark(this.waiters.first().thread);
-			}
-		}
-
-		synchronized void wakeAll() {
-			for (FairTicket waiter : this.waiters) {
-				LockSupport.unpark(waiter.thread);
-			}
-		}
-
-	}
-
-	/** A ticket of this JVM: waiting, then held by its thread with a reentrant count. */
-	private final class FairTicket implements FairHandle.Hold {
-
-		final FairKey local;
-
-		final Ticket ticket;
-
-		final Thread thread = Thread.currentThread();
-
-		final Duration duration;
-
-		/** When it was enqueued, then when it was taken. */
-		volatile long startedAt;
-
-		/** The {@link System#nanoTime()} before which its lease cannot have ended. */
-		volatile long localDeadline;
-
-		final long renewalPeriod;
-
-		volatile long nextRenewal;
-
-		volatile @Nullable Instant lostAt;
-
-		/** Given up or released: no statement about it is sent any more. */
-		volatile boolean ended;
-
-		volatile boolean done;
-
-		final AtomicBoolean released = new AtomicBoolean();
-
-		private final AtomicInteger count = new AtomicInteger();
-
-		FairTicket(FairKey local, Ticket ticket, LockRequest request, long sentAt, long renewalPeriod) {
-			this.local = local;
-			this.renewalPeriod = renewalPeriod;
-			this.ticket = ticket;
-			this.duration = request.lease();
-			this.startedAt = sentAt;
-			this.localDeadline = sentAt + request.lease().toNanos();
-		}
-
-		LockHandle reenter() {
-			this.count.incrementAndGet();
-			return new FairHandle(this);
-		}
-
-		long remainingNanos() {
-			return this.localDeadline - System.nanoTime();
-		}
-
-		boolean isValid() {
-			return this.lostAt == null && !this.ended && remainingNanos() > 0;
-		}
-
-		/** Marks it lost, once, unless ended (or {@code evenIfEnded}): for a holder, an ERROR. */
-		void lost(String why, boolean evenIfEnded) {
-			Instant now = Instant.now();
-			synchronized (this) {
-				if (this.lostAt != null || (this.ended && !evenIfEnded)) {
-					return;
-				}
-				this.lostAt = now;
-			}
-			if (this.local.holder == this) {
-				logger.error("Lost fair lock '" + this.ticket.key() + "' (owner " + this.ticket.owner() + ", ticket "
-						+ this.ticket.number() + ") at " + now + ": " + why + "; another owner may hold it now");
-				FairMode.this.events.lost(this.ticket.key(), DbLockMode.FAIR);
-			}
-			else {
-				logger.warn("A waiter for fair lock '" + this.ticket.key() + "' (ticket " + this.ticket.number()
-						+ ") dropped out of the queue: " + why + "; it enqueues again");
-				LockSupport.unpark(this.thread);
-			}
-		}
-
-		/** Marks a holder whose lease ended on the local clock before its release as lost then. */
-		void endedBeforeRelease() {
-			Instant end = expiresAt();
-			synchronized (this) {
-				if (this.lostAt != null || remainingNanos() > 0) {
-					return;
-				}
-				this.lostAt = end;
-			}
-			FairMode.this.events.lost(this.ticket.key(), DbLockMode.FAIR);
-			logger.warn("Fair lock '" + this.ticket.key() + "' was released after its lease ended on the local clock (at "
-					+ end + "): another owner may have held it meanwhile");
-		}
-
-		@Override
-		public String key() {
-			return this.ticket.key();
-		}
-
-		@Override
-		public long token() {
-			return this.ticket.number();
-		}
-
-		@Override
-		public boolean isHeld() {
-			return !this.done && isValid();
-		}
-
-		@Override
-		public Instant expiresAt() {
-			return Instant.now().plusNanos(remainingNanos());
-		}
-
-		@Override
-		public Optional<Instant> lostSince() {
-			Instant lost = this.lostAt;
-			if (lost == null && !this.done && remainingNanos() <= 0) {
-				lost = expiresAt();
-			}
-			return Optional.ofNullable(lost);
-		}
-
-		@Override
-		public void countDown() {
-			if (this.count.decrementAndGet() == 0) {
-				release(this);
-			}
-		}
-
 	}
 
 }

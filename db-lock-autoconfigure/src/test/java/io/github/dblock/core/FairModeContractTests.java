@@ -434,8 +434,10 @@ abstract class FairModeContractTests {
 		String sql = switch (database()) {
 			case POSTGRESQL -> "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() "
 					+ "AND wait_event_type = 'Lock'";
-			case MARIADB, MYSQL -> "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT' "
-					+ "AND trx_mysql_thread_id IN (SELECT ID FROM information_schema.PROCESSLIST WHERE DB = DATABASE())";
+			// the enqueue running in this database (it can only be waiting for the row); the driver may put
+			// SET STATEMENT max_statement_time=n FOR in front of it
+			case MARIADB, MYSQL -> "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND DB = DATABASE() "
+					+ "AND COMMAND = 'Query' AND INFO LIKE '%INSERT INTO " + QUEUE + " %'";
 			default -> "SELECT COUNT(*) FROM INFORMATION_SCHEMA.SESSIONS WHERE BLOCKER_ID IS NOT NULL";
 		};
 		long deadline = System.nanoTime() + LONG_WAIT.toNanos();
