@@ -52,9 +52,12 @@ final class DbLockModeCheck implements SmartInitializingSingleton {
 		}
 		Optional<String> reason = unavailable.apply(engine);
 		if (reason.isPresent()) {
+			String lease = "Use mode = LEASE (the default) for these methods: its leases are rows written with "
+					+ "autocommit, which the nodes of a cluster certify before they commit.";
 			throw new DbLockConfigurationException("@DbLock(mode = " + mode + ") on " + methods + " cannot work: "
-					+ reason.get() + ".", "Use mode = LEASE (the default) for these methods: its leases are rows "
-							+ "written with autocommit, which the nodes of a cluster certify before they commit.");
+					+ reason.get() + ".", (mode != DbLockMode.FAIR) ? lease
+							: "Let db-lock migrate its tables (db-lock.schema.migrate, on by default) or create them "
+									+ "from its script V5__create_fair_queue.sql; on a multi-primary cluster: " + lease);
 		}
 	}
 
