@@ -53,9 +53,10 @@ public @interface DbLock {
 
 	/**
 	 * How the lock is held: a lease (the default), a row lock of the caller's transaction,
-	 * the database server's named lock, or a reader's or writer's lease of a read/write lock.
-	 * See {@link DbLockMode} for what each survives and needs. {@link #leaseMs()} is the
-	 * lease and read/write modes' alone, {@link #minHoldMs()} the lease mode's.
+	 * the database server's named lock, a reader's or writer's lease of a read/write lock, or
+	 * a ticket in a fair queue. See {@link DbLockMode} for what each survives and needs.
+	 * {@link #leaseMs()} is the lease, read/write and fair modes' alone, {@link #minHoldMs()}
+	 * the lease mode's.
 	 * @return the mode
 	 */
 	DbLockMode mode() default DbLockMode.LEASE;

@@ -63,6 +63,31 @@ public enum DbLockMode {
 	 * not starve it: the readers that hold the key finish, then the writer enters. Its lease,
 	 * token and renewal are those of {@link #READ}.
 	 */
-	WRITE
+	WRITE,
+
+	/**
+	 * A fair lock: waiters from every JVM are served in the order they arrived at the
+	 * database, through a queue table. Each acquisition enqueues a ticket (one statement),
+	 * which is its fencing token (strictly increasing per key); the holder is the head of
+	 * the key's queue whose ticket has a valid lease in the database's time, and it
+	 * releases by deleting its ticket. A ticket has a lease like the lease mode's
+	 * ({@link DbLock#leaseMs()}, renewed by a watchdog when not given), also while it waits,
+	 * so that a waiter or holder that dies leaves the queue after its lease; one that gives
+	 * up (its wait ran out, or it was interrupted) deletes its ticket at once. Only the
+	 * earliest waiting ticket of each JVM asks the database whether it is the head; the
+	 * other threads wait locally. Refused on a multi-primary cluster, whose nodes each order
+	 * their own inserts.
+	 */
+	FAIR;
+
+	/**
+	 * Whether holders in this mode have a lease ({@link DbLock#leaseMs()} applies): the
+	 * lease, read, write and fair modes; the transaction and named modes end with their
+	 * transaction or connection instead.
+	 * @return whether a lease applies
+	 */
+	public boolean hasLease() {
+		return this == LEASE || this == READ || this == WRITE || this == FAIR;
+	}
 
 }

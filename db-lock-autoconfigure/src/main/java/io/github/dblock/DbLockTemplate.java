@@ -116,8 +116,9 @@ public class DbLockTemplate {
 	 * lease, renewed while held; in the {@link DbLockMode#TRANSACTION transaction mode} in the
 	 * thread's current Spring transaction, ended by its commit or rollback (closing the
 	 * handle ends nothing); in the {@link DbLockMode#NAMED named mode} on a connection that
-	 * holds it until the handle is closed; in the {@link DbLockMode#READ read} and
-	 * {@link DbLockMode#WRITE write} modes with the default lease, renewed while held.
+	 * holds it until the handle is closed; in the {@link DbLockMode#READ read},
+	 * {@link DbLockMode#WRITE write} and {@link DbLockMode#FAIR fair} modes with the default
+	 * lease, renewed while held (the fair mode in arrival order).
 	 * <pre class="code">
 	 * &#64;Transactional
 	 * public void pay(long orderId) {
@@ -133,17 +134,20 @@ public class DbLockTemplate {
 	 * @throws DbLockException in the transaction mode, if no transaction is active
 	 */
 	public LockHandle acquire(DbLockMode mode, String key, @Nullable Duration wait) {
-		return this.engine.acquire(request(mode, key, (wait != null) ? wait : this.defaultWait, null, Duration.ZERO));
+		return acquire(mode, key, wait, null);
 	}
 
 	/**
-	 * Acquires a lock in a mode with a given lease: in the lease mode and the
-	 * {@link DbLockMode#READ read} and {@link DbLockMode#WRITE write} modes, a fixed lease, or
-	 * the default lease renewed while held for {@code null}; the other modes have no lease
-	 * and take only {@code null}.
+	 * Acquires a lock in a mode with a given lease: in the modes whose holders have a lease
+	 * ({@link DbLockMode#hasLease()}: lease, read, write and fair), a fixed lease, or the
+	 * default lease renewed while held for {@code null}; the other modes have no lease and
+	 * take only {@code null}. See {@link #acquire(DbLockMode, String, Duration)}.
 	 * <pre class="code">
 	 * try (LockHandle lock = template.acquire(DbLockMode.READ, "rates", null, null)) {
 	 *     return rates.current(); // readers of "rates" run together; a WRITE lock waits for them
+	 * }
+	 * try (LockHandle turn = template.acquire(DbLockMode.FAIR, "export", Duration.ofMinutes(1), null)) {
+	 *     exports.runNext(turn.fencingToken()); // in the order the callers arrived
 	 * }
 	 * </pre>
 	 * @param mode how the lock is held
@@ -152,11 +156,11 @@ public class DbLockTemplate {
 	 * @param lease a fixed lease; {@code null} for the default lease, renewed while held
 	 * @return the handle
 	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
-	 * @throws LockUpgradeException if the thread holds the key for reading and asks to write
-	 * @throws DbLockException for a lease in a mode that has none
+	 * @throws DbLockException for a lease in a mode that has none, and in the transaction
+	 * mode if no transaction is active
 	 */
 	public LockHandle acquire(DbLockMode mode, String key, @Nullable Duration wait, @Nullable Duration lease) {
-		if (lease != null && mode != DbLockMode.LEASE && mode != DbLockMode.READ && mode != DbLockMode.WRITE) {
+		if (lease != null && !mode.hasLease()) {
 			throw new DbLockException("Lock '" + key + "' in the " + mode + " mode has no lease, got " + lease);
 		}
 		return this.engine.acquire(request(mode, key, (wait != null) ? wait : this.defaultWait, lease, Duration.ZERO));

@@ -66,7 +66,7 @@ final class DbLockInterceptor implements MethodInterceptor {
 		try {
 			handle = switch (operation.mode()) {
 				case LEASE -> template.acquire(key, operation.waitTime(), operation.lease(), operation.minimumHold());
-				case READ, WRITE -> template.acquire(operation.mode(), key, operation.waitTime(), operation.lease());
+				case READ, WRITE, FAIR -> template.acquire(operation.mode(), key, operation.waitTime(), operation.lease());
 				default -> template.acquire(operation.mode(), key, operation.waitTime());
 			};
 		}

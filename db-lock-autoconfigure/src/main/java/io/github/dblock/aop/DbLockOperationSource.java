@@ -128,8 +128,8 @@ final class DbLockOperationSource {
 		if (annotation.minHoldMs() < 0) {
 			throw invalid(description, "minHoldMs must be 0 (none) or positive, got " + annotation.minHoldMs(), null);
 		}
-		if (!hasLease(annotation.mode()) && (annotation.leaseMs() != -1 || annotation.minHoldMs() != 0)) {
-			throw invalid(description, "leaseMs and minHoldMs are the lease and read/write modes' alone; a lock in the "
+		if (!annotation.mode().hasLease() && (annotation.leaseMs() != -1 || annotation.minHoldMs() != 0)) {
+			throw invalid(description, "leaseMs and minHoldMs are the lease, read/write and fair modes' alone; a lock in the "
 					+ annotation.mode() + " mode has no lease", null);
 		}
 		if (annotation.mode() != DbLockMode.LEASE && annotation.minHoldMs() != 0) {
@@ -148,11 +148,6 @@ final class DbLockOperationSource {
 		return new DbLockOperation(description, methodKey, name, key, millisOrDefault(annotation.waitMs()),
 				millisOrDefault(annotation.leaseMs()), Duration.ofMillis(annotation.minHoldMs()), annotation.onFailure(),
 				fallback, annotation.mode());
-	}
-
-	/** Whether a mode's holders have a lease: {@code leaseMs} applies. */
-	private static boolean hasLease(DbLockMode mode) {
-		return mode == DbLockMode.LEASE || mode == DbLockMode.READ || mode == DbLockMode.WRITE;
 	}
 
 	/** How a method's own {@code @Transactional} rules out a transaction, if it does. */

@@ -18,9 +18,10 @@ import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
  * <ul>
  * <li>{@code mode = NAMED} on a database without named locks (H2) or on a multi-primary
  * cluster, where each node gives its own, and {@code mode = TRANSACTION} on such a
- * cluster, where each node locks rows on its own until commit, and {@code mode = READ} or
+ * cluster, where each node locks rows on its own until commit, {@code mode = READ} or
  * {@code WRITE} on such a cluster, where a reader and a writer on different nodes write
- * rows the cluster does not set against each other;</li>
+ * rows the cluster does not set against each other, and {@code mode = FAIR} where the queue
+ * table is missing or on such a cluster, whose nodes each number their own tickets;</li>
  * <li>{@code mode = TRANSACTION} on a bean whose advisors run it outside
  * {@code @Transactional}, where it would find no transaction.</li>
  * </ul>
@@ -39,6 +40,7 @@ final class DbLockModeCheck implements SmartInitializingSingleton {
 		checkAvailable(DbLockMode.TRANSACTION, LockEngine::transactionLocksUnavailable);
 		checkAvailable(DbLockMode.READ, LockEngine::readWriteLocksUnavailable);
 		checkAvailable(DbLockMode.WRITE, LockEngine::readWriteLocksUnavailable);
+		checkAvailable(DbLockMode.FAIR, LockEngine::fairLocksUnavailable);
 		checkTransactionOrder();
 	}
 
@@ -53,9 +55,12 @@ final class DbLockModeCheck implements SmartInitializingSingleton {
 		}
 		Optional<String> reason = unavailable.apply(engine);
 		if (reason.isPresent()) {
+			String lease = "Use mode = LEASE (the default) for these methods: its leases are rows written with "
+					+ "autocommit, which the nodes of a cluster certify before they commit.";
 			throw new DbLockConfigurationException("@DbLock(mode = " + mode + ") on " + methods + " cannot work: "
-					+ reason.get() + ".", "Use mode = LEASE (the default) for these methods: its leases are rows "
-							+ "written with autocommit, which the nodes of a cluster certify before they commit.");
+					+ reason.get() + ".", (mode != DbLockMode.FAIR) ? lease
+							: "Let db-lock migrate its tables (db-lock.schema.migrate, on by default) or create them "
+									+ "from its script V5__create_fair_queue.sql; on a multi-primary cluster: " + lease);
 		}
 	}
 

@@ -27,7 +27,8 @@ import org.jspecify.annotations.Nullable;
  * and named modes ({@link io.github.dblock.DbLockMode}) hold no lease and are classes of
  * their own ({@code TransactionMode}, {@code NamedMode}) that the engine hands a request of
  * theirs to, and so are the read and write modes ({@code ReadWriteMode}), whose holders
- * have leases renewed by a watchdog of the same kind.
+ * have leases renewed by a watchdog of the same kind, and the fair mode ({@code FairMode}),
+ * whose tickets have leases of their own in a queue table.
  * <ul>
  * <li>A thread that holds a key takes it again with no SQL, as long as this JVM knows its
  * lease is valid (its local deadline: the time the statement that took or last extended it
@@ -95,6 +96,8 @@ public final class LockEngine implements AutoCloseable {
 
 	private final @Nullable ReadWriteMode readWrite;
 
+	private final @Nullable FairMode fair;
+
 	private final Events events = new Events();
 
 	private volatile boolean closed;
@@ -128,6 +131,7 @@ public final class LockEngine implements AutoCloseable {
 		this.readWrite = repository.readWriteLocks()
 			.map((readWriteLocks) -> new ReadWriteMode(readWriteLocks, settings, this.events))
 			.orElse(null);
+		this.fair = repository.fairQueue().map((queue) -> new FairMode(queue, settings, this.events)).orElse(null);
 	}
 
 	/**
@@ -171,6 +175,9 @@ public final class LockEngine implements AutoCloseable {
 		if (this.readWrite != null) {
 			this.readWrite.held(held, now);
 		}
+		if (this.fair != null) {
+			this.fair.held(held, now);
+		}
 		return held;
 	}
 
@@ -185,7 +192,7 @@ public final class LockEngine implements AutoCloseable {
 		for (LocalKey local : this.keys.inUse()) {
 			waiting += local.gate.queued();
 		}
-		return waiting + ((this.named != null) ? this.named.waiting() : 0);
+		return waiting + ((this.named != null) ? this.named.waiting() : 0) + ((this.fair != null) ? this.fair.waiting() : 0);
 	}
 
 	/**
@@ -195,6 +202,16 @@ public final class LockEngine implements AutoCloseable {
 	 */
 	public Optional<String> namedLocksUnavailable() {
 		return (this.named != null) ? this.named.unavailable() : Optional.of("the engine has no named-lock storage");
+	}
+
+	/**
+	 * Why the fair mode cannot be used with this database, checked now: for a check at
+	 * start-up.
+	 * @return the reason, or empty if it can
+	 */
+	public Optional<String> fairLocksUnavailable() {
+		return (this.fair != null) ? this.fair.unavailable()
+				: Optional.of("the lock repository has no fair queue (LockRepository.fairQueue())");
 	}
 
 	/**
@@ -322,6 +339,7 @@ public final class LockEngine implements AutoCloseable {
 				case TRANSACTION -> connectionMode(this.transactions, request).acquire(key, request.waitTime());
 				case NAMED -> connectionMode(this.named, request).acquire(key, request.waitTime());
 				case READ, WRITE -> readWriteMode(request).acquire(request);
+				case FAIR -> fairMode(request).acquire(request);
 				case LEASE -> throw new IllegalStateException();
 			};
 		}
@@ -430,6 +448,14 @@ public final class LockEngine implements AutoCloseable {
 		return this.readWrite;
 	}
 
+	private FairMode fairMode(LockRequest request) {
+		if (this.fair == null) {
+			throw new DbLockException("Could not acquire lock '" + request.key() + "' in the FAIR mode: the lock "
+					+ "repository has no fair queue (LockRepository.fairQueue())");
+		}
+		return this.fair;
+	}
+
 	private void refuseIfClosed(String key) {
 		if (this.closed) {
 			throw new DbLockException("Could not acquire lock '" + key + "': the lock engine is shut down");
@@ -465,10 +491,13 @@ public final class LockEngine implements AutoCloseable {
 		}
 		long deadline = started + grace.toNanos();
 		if (this.named != null) {
-			this.named.shutdown(grace);
+			this.named.shutdown(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
 		}
 		if (this.readWrite != null) {
 			this.readWrite.shutdown(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+		}
+		if (this.fair != null) {
+			this.fair.shutdown(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
 		}
 		while (holding() && System.nanoTime() - deadline < 0) {
 			LockSupport.parkNanos(SHUTDOWN_CHECK_NANOS);

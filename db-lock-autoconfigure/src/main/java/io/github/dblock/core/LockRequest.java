@@ -15,8 +15,8 @@ import io.github.dblock.DbLockMode;
  * time, even if the holder still runs)
  * @param minimumHold how long after acquisition the lock stays taken even if released
  * sooner; zero for none
- * @param mode how the lock is held; the lease and its renewal are the lease and read/write
- * modes' alone, the minimum hold the lease mode's
+ * @param mode how the lock is held; the lease and its renewal are the lease, read/write and
+ * fair modes' (the other modes have no lease), the minimum hold is the lease mode's alone
  */
 public record LockRequest(String key, Duration waitTime, Duration lease, boolean renewed, Duration minimumHold,
 		DbLockMode mode) {

@@ -13,6 +13,7 @@ import javax.sql.DataSource;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.ConcurrencyFailureException;
 import org.springframework.dao.DataAccessException;
@@ -73,6 +74,8 @@ public class JdbcLockRepository implements LockRepository {
 	private final int queryTimeoutSeconds;
 
 	private final JdbcReadWriteLockRepository readWriteLocks;
+
+	private volatile @Nullable FairLockRepository fairQueue;
 
 	/**
 	 * Creates a repository with the {@linkplain #DEFAULT_STATEMENT_TIMEOUT default statement
@@ -181,6 +184,30 @@ public class JdbcLockRepository implements LockRepository {
 	@Override
 	public Instant databaseTime() {
 		return onOwnConnection(this.dialect::databaseTime);
+	}
+
+	/**
+	 * A {@link JdbcFairLockRepository} on this repository's connections, created on first
+	 * use; empty for a dialect the fair mode has no statements for.
+	 */
+	@Override
+	public Optional<FairLockRepository> fairQueue() {
+		FairLockRepository queue = this.fairQueue;
+		if (queue == null) {
+			synchronized (this) {
+				queue = this.fairQueue;
+				if (queue == null) {
+					try {
+						queue = new JdbcFairLockRepository(this);
+					}
+					catch (IllegalArgumentException ex) {
+						return Optional.empty();
+					}
+					this.fairQueue = queue;
+				}
+			}
+		}
+		return Optional.of(queue);
 	}
 
 	@Override

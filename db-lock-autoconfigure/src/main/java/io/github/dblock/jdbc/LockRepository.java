@@ -129,6 +129,14 @@ public interface LockRepository {
 	}
 
 	/**
+	 * The fair mode's queue beside this repository's lock table, if it has one.
+	 * @return the queue, or empty if this repository has none
+	 */
+	default Optional<FairLockRepository> fairQueue() {
+		return Optional.empty();
+	}
+
+	/**
 	 * The longest key the lock table holds.
 	 * @return the number of characters
 	 */

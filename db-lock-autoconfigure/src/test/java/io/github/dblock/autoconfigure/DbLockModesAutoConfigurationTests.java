@@ -1,5 +1,7 @@
 package io.github.dblock.autoconfigure;
 
+import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.dblock.DbLock;
@@ -88,7 +90,7 @@ class DbLockModesAutoConfigurationTests {
 		this.contextRunner.withUserConfiguration(NamedWithLease.class).run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure()))
-				.hasMessageContaining("leaseMs and minHoldMs are the lease and read/write modes' alone");
+				.hasMessageContaining("leaseMs and minHoldMs are the lease, read/write and fair modes' alone");
 		});
 	}
 
@@ -113,6 +115,110 @@ class DbLockModesAutoConfigurationTests {
 					.isInstanceOf(DbLockConfigurationException.class)
 					.hasMessageContaining("would run outside @Transactional");
 			});
+	}
+
+	@Test
+	void theFairModeHoldsATicketOfTheQueueWhileTheMethodRuns() {
+		this.contextRunner.withUserConfiguration(Fair.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			FairService service = context.getBean(FairService.class);
+			FairInside inside = service.run(7);
+			assertThat(inside.held()).isTrue();
+			assertThat(inside.queued()).isOne();
+			// the default lease, renewed while held
+			assertThat(inside.leaseLeft()).isGreaterThan(Duration.ofSeconds(20));
+			assertThat(service.queued(7)).isZero();
+			assertThat(service.run(7).token()).isGreaterThan(inside.token());
+			FairInside fixed = service.runWithFixedLease(7);
+			assertThat(fixed.held()).isTrue();
+			assertThat(fixed.leaseLeft()).isLessThanOrEqualTo(Duration.ofSeconds(2));
+			assertThat(service.queued(7)).isZero();
+		});
+	}
+
+	@Test
+	void aMinimumHoldOnTheFairModeFailsStartUp() {
+		this.contextRunner.withUserConfiguration(FairWithMinimumHold.class).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure()))
+				.hasMessageContaining("minHoldMs is the lease mode's alone");
+		});
+	}
+
+	@Test
+	void theFairModeWithoutItsQueueTableFailsStartUpNamingTheMethod() {
+		this.contextRunner.withUserConfiguration(Fair.class)
+			.withPropertyValues("db-lock.schema.migrate=false")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure()))
+					.isInstanceOf(DbLockConfigurationException.class)
+					.hasMessageContaining("@DbLock(mode = FAIR) on [FairService.run, FairService.runWithFixedLease]")
+					.hasMessageContaining("db_lock_fair_queue cannot be read");
+			});
+	}
+
+	/** What a method of the fair mode saw while it ran. */
+	record FairInside(boolean held, int queued, Duration leaseLeft, long token) {
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class Fair {
+
+		@Bean
+		FairService fairService(JdbcTemplate jdbc) {
+			return new FairService(jdbc);
+		}
+
+	}
+
+	static class FairService {
+
+		private final JdbcTemplate jdbc;
+
+		FairService(JdbcTemplate jdbc) {
+			this.jdbc = jdbc;
+		}
+
+		@DbLock(mode = DbLockMode.FAIR, name = "export", key = "#id", waitMs = 0)
+		public FairInside run(long id) {
+			return inside(id);
+		}
+
+		@DbLock(mode = DbLockMode.FAIR, name = "export", key = "#id", waitMs = 0, leaseMs = 2000)
+		public FairInside runWithFixedLease(long id) {
+			return inside(id);
+		}
+
+		private FairInside inside(long id) {
+			LockHandle lock = DbLockContext.current().orElseThrow();
+			return new FairInside(lock.isHeld(), queued(id), Duration.between(Instant.now(), lock.expiresAt()),
+					lock.fencingToken());
+		}
+
+		int queued(long id) {
+			return this.jdbc.queryForObject("SELECT COUNT(*) FROM db_lock_fair_queue WHERE lock_key = ?", Integer.class,
+					"export:" + id);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class FairWithMinimumHold {
+
+		@Bean
+		FairWithMinimumHoldService fairWithMinimumHoldService() {
+			return new FairWithMinimumHoldService();
+		}
+
+	}
+
+	static class FairWithMinimumHoldService {
+
+		@DbLock(mode = DbLockMode.FAIR, minHoldMs = 1000)
+		public void run() {
+		}
+
 	}
 
 	/** What a method of the transaction mode saw while it ran. */

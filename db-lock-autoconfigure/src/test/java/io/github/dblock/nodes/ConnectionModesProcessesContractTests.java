@@ -44,7 +44,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The transaction and named modes between nodes that are separate JVM processes on one
+ * The transaction, named and fair modes between nodes that are separate JVM processes on one
  * database:
  * <ul>
  * <li>two processes of four threads each increment one counter under one key, read-modify-
@@ -85,7 +85,7 @@ abstract class ConnectionModesProcessesContractTests {
 	protected abstract TestDatabase database();
 
 	@ParameterizedTest
-	@EnumSource(value = DbLockMode.class, names = { "TRANSACTION", "NAMED" })
+	@EnumSource(value = DbLockMode.class, names = { "TRANSACTION", "NAMED", "FAIR" })
 	void threadsOfTwoProcessesNeverHoldAKeyTogether(DbLockMode mode) throws Exception {
 		try (HikariDataSource dataSource = database().dataSource(2)) {
 			JdbcTemplate jdbc = prepareTables(dataSource);
@@ -131,8 +131,8 @@ abstract class ConnectionModesProcessesContractTests {
 						return new long[] { acquiredAt, lock.fencingToken() };
 					}
 				}));
-				if (mode != DbLockMode.LEASE) {
-					// the lease mode polls; the others wait in one statement, seen by the server
+				if (mode == DbLockMode.TRANSACTION || mode == DbLockMode.NAMED) {
+					// the lease and fair modes poll; the others wait in one statement, seen by the server
 					awaitWaitingSession(jdbc, waiter);
 				}
 				long killedAt = System.nanoTime();

@@ -30,7 +30,7 @@ public final class ModeCounterNode {
 
 	/**
 	 * Runs the node.
-	 * @param args JDBC URL, user, password, mode ({@code TRANSACTION} or {@code NAMED}), key,
+	 * @param args JDBC URL, user, password, mode ({@code TRANSACTION}, {@code NAMED} or {@code FAIR}), key,
 	 * threads, increments per thread
 	 * @throws Exception on any failure (the exit code is then not 0)
 	 */

@@ -1,0 +1,90 @@
+package io.github.dblock.jdbc;
+
+import java.time.Duration;
+import java.util.List;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Storage of the fair mode: a queue table of tickets in arrival order. The ticket number is
+ * the fencing token, strictly increasing per key; the head of a key's queue (its lowest
+ * ticket whose lease has not ended in the database's time) holds the key. Every method runs
+ * on its own, outside any transaction of the caller, and decides expiry with the database's
+ * clock.
+ */
+public interface FairLockRepository {
+
+	/**
+	 * Puts a ticket at the back of a key's queue, with a lease from the database's now. A
+	 * key's tickets are numbered in the order they become visible: one enqueued after
+	 * another committed has a larger number.
+	 * @param key the stored key
+	 * @param owner an id unique to this acquisition
+	 * @param lease how long the ticket lasts unless renewed
+	 * @return the ticket
+	 * @throws org.springframework.dao.DataAccessException if the database failed (the
+	 * ticket may then have been written: see {@link #abandon})
+	 */
+	Ticket enqueue(String key, String owner, Duration lease);
+
+	/**
+	 * The head of a ticket's queue as far as this ticket, by the database's clock: the first
+	 * ticket whose lease has not ended, up to this one.
+	 * @param ticket the ticket
+	 * @return the head's number: this ticket's own if it holds the key, an earlier one's if
+	 * it waits, or 0 if it is gone (deleted, or its lease ended)
+	 */
+	long head(Ticket ticket);
+
+	/**
+	 * Extends tickets whose lease has not ended to {@code lease} from the database's now, in
+	 * as few statements as the database allows.
+	 * @param tickets the tickets, distinct
+	 * @param lease the lease from now
+	 * @return for each ticket, in order, whether it was extended (else it is gone or its
+	 * lease had ended: it is out of the queue)
+	 */
+	List<Boolean> renewAll(List<Ticket> tickets, Duration lease);
+
+	/**
+	 * Deletes a ticket, checking its owner: the holder's release, or a waiter that gives up.
+	 * @param ticket the ticket
+	 * @return whether it was there
+	 */
+	boolean leave(Ticket ticket);
+
+	/**
+	 * Deletes the tickets an attempt of {@link #enqueue} may have written, found by the
+	 * attempt's owner id: for an attempt that failed without knowing whether the database
+	 * committed it.
+	 * @param key the key
+	 * @param owner the attempt's owner id
+	 * @return whether there was such a ticket
+	 */
+	boolean abandon(String key, String owner);
+
+	/**
+	 * Deletes tickets whose lease has ended.
+	 * @param limit the most rows to delete
+	 * @return the number deleted
+	 */
+	int deleteExpired(int limit);
+
+	/**
+	 * Why the fair mode cannot be used here, if it cannot: its tables are missing, or the
+	 * database is a multi-primary cluster, whose nodes each number and lock on their own.
+	 * @return the reason, or {@code null} if it can be used
+	 */
+	@Nullable String unavailable();
+
+	/**
+	 * A ticket in a key's queue.
+	 *
+	 * @param key the stored key
+	 * @param owner the owner id of the acquisition
+	 * @param number the ticket's number, its fencing token
+	 */
+	record Ticket(String key, String owner, long number) {
+	}
+
+}
