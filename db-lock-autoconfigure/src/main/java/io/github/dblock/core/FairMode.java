@@ -269,6 +269,7 @@ final class FairMode implements AutoCloseable {
 		}
 		ticket.startedAt = System.nanoTime();
 		local.promote(ticket);
+		this.events.holdStarted(ticket.ticket.key(), DbLockMode.FAIR, ticket.ticket.owner(), ticket.ticket.number());
 		return true;
 	}
 
@@ -299,6 +300,9 @@ final class FairMode implements AutoCloseable {
 		try {
 			if (!this.queue.leave(held.ticket)) {
 				held.lost("its ticket was gone when it was released", true);
+			}
+			else if (held.lostAt == null) {
+				this.events.holdEnded(held.ticket.key(), DbLockMode.FAIR, held.ticket.owner(), false);
 			}
 		}
 		catch (RuntimeException ex) {

@@ -92,6 +92,7 @@ final class FairTicket implements FairHandle.Hold {
 			logger.error("Lost fair lock '" + this.ticket.key() + "' (owner " + this.ticket.owner() + ", ticket "
 					+ this.ticket.number() + ") at " + now + ": " + why + "; another owner may hold it now");
 			this.events.lost(this.ticket.key(), DbLockMode.FAIR);
+			this.events.holdEnded(this.ticket.key(), DbLockMode.FAIR, this.ticket.owner(), true);
 		}
 		else {
 			logger.warn("A waiter for fair lock '" + this.ticket.key() + "' (ticket " + this.ticket.number()
@@ -110,6 +111,7 @@ final class FairTicket implements FairHandle.Hold {
 			this.lostAt = end;
 		}
 		this.events.lost(this.ticket.key(), DbLockMode.FAIR);
+		this.events.holdEnded(this.ticket.key(), DbLockMode.FAIR, this.ticket.owner(), true);
 		logger.warn("Fair lock '" + this.ticket.key() + "' was released after its lease ended on the local clock (at "
 				+ end + "): another owner may have held it meanwhile");
 	}

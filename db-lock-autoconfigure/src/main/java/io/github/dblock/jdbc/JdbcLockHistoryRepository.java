@@ -48,8 +48,10 @@ public class JdbcLockHistoryRepository implements LockHistoryRepository {
 		// a derived table: MySQL takes no LIMIT in an IN subquery
 		this.deleteOldSql = "DELETE FROM " + history + " WHERE id IN (SELECT id FROM (SELECT id FROM " + history
 				+ " WHERE acquired_at < ? ORDER BY id LIMIT ?) old_rows)";
-		this.holdTables = List.of(new HoldTable(table, "'LEASE'", null, history, this.dialect),
-				new HoldTable(table + "_rw", "'READ', 'WRITE'", table + "_rw_intents", history, this.dialect));
+		this.holdTables = List.of(new HoldTable(table, "'LEASE'", true, null, history, this.dialect),
+				new HoldTable(table + "_rw", "'READ', 'WRITE'", true, table + "_rw_intents", history, this.dialect),
+				// a ticket has no start of its own: its holds expire, they are not freed for lasting
+				new HoldTable(table + "_fair_queue", "'FAIR'", false, null, history, this.dialect));
 	}
 
 	@Override
@@ -92,8 +94,12 @@ public class JdbcLockHistoryRepository implements LockHistoryRepository {
 		long micros = -(maxHold.toNanos() / 1000);
 		List<Lease> freed = new ArrayList<>();
 		for (HoldTable holds : this.holdTables) {
+			if (holds.oldestSql == null) {
+				continue;
+			}
+			String oldestSql = holds.oldestSql;
 			freed.addAll(this.locks.inOwnTransaction((jdbc) -> {
-				List<Lease> oldest = jdbc.query(holds.oldestSql, (rs, i) -> new Lease(rs.getString("lock_key"),
+				List<Lease> oldest = jdbc.query(oldestSql, (rs, i) -> new Lease(rs.getString("lock_key"),
 						rs.getString("owner"), rs.getLong("token"), Instant.EPOCH), micros, limit);
 				if (!oldest.isEmpty()) {
 					List<Object[]> closes = new ArrayList<>(oldest.size());
@@ -132,8 +138,8 @@ public class JdbcLockHistoryRepository implements LockHistoryRepository {
 
 	/**
 	 * A table whose rows are holds of some modes ({@code lock_key}, {@code owner},
-	 * {@code token}, {@code acquired_at}, {@code expires_at}), with the statements of the
-	 * maintenance steps on it.
+	 * {@code expires_at}; and {@code token}, {@code acquired_at} where holds may be freed for
+	 * lasting too long), with the statements of the maintenance steps on it.
 	 */
 	private static final class HoldTable {
 
@@ -141,21 +147,22 @@ public class JdbcLockHistoryRepository implements LockHistoryRepository {
 
 		final String goneSql;
 
-		final String oldestSql;
+		final @Nullable String oldestSql;
 
 		final String freeSql;
 
 		final @Nullable String freeIntentSql;
 
-		HoldTable(String table, String modes, @Nullable String intents, String history, SqlDialect dialect) {
+		HoldTable(String table, String modes, boolean recoverable, @Nullable String intents, String history,
+				SqlDialect dialect) {
 			String closeExpired = "UPDATE " + history + " SET released_at = ?, outcome = 'expired' WHERE released_at IS NULL"
 					+ " AND mode IN (" + modes + ")";
 			String sameHolder = " l WHERE l.lock_key = " + history + ".lock_key AND l.owner = " + history + ".owner";
 			this.expiredSql = closeExpired + " AND EXISTS (SELECT 1 FROM " + table + sameHolder + " AND l.expires_at <= "
 					+ dialect.now() + ")";
 			this.goneSql = closeExpired + " AND acquired_at < ? AND NOT EXISTS (SELECT 1 FROM " + table + sameHolder + ")";
-			this.oldestSql = "SELECT lock_key, owner, token FROM " + table + " WHERE acquired_at < "
-					+ dialect.nowPlusMicros() + " ORDER BY acquired_at LIMIT ? FOR UPDATE";
+			this.oldestSql = recoverable ? "SELECT lock_key, owner, token FROM " + table + " WHERE acquired_at < "
+					+ dialect.nowPlusMicros() + " ORDER BY acquired_at LIMIT ? FOR UPDATE" : null;
 			this.freeSql = "DELETE FROM " + table + " WHERE lock_key = ? AND owner = ? AND token = ?";
 			this.freeIntentSql = (intents != null) ? "DELETE FROM " + intents + " WHERE lock_key = ? AND owner = ?" : null;
 		}

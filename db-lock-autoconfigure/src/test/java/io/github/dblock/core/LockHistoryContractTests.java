@@ -288,6 +288,19 @@ abstract class LockHistoryContractTests {
 	}
 
 	@Test
+	void fairHoldsAreLoggedWithTheirTicket() {
+		long ticket;
+		try (LockHandle turn = this.nodeA.acquire(request(DbLockMode.FAIR, "turns", PATIENCE))) {
+			ticket = turn.fencingToken();
+		}
+		this.history.flush();
+		Map<String, Object> row = onlyRow("turns");
+		assertThat(row.get("mode")).isEqualTo("FAIR");
+		assertThat(row.get("outcome")).isEqualTo("released");
+		assertThat(((Number) row.get("token")).longValue()).isEqualTo(ticket);
+	}
+
+	@Test
 	void oneNodeAtATimeRunsTheJob() {
 		LockRecovery recoveryA = new LockRecovery(this.nodeA, this.historyRepository, Duration.ofHours(1),
 				Duration.ofDays(7));
