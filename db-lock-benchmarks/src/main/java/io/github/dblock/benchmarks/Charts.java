@@ -2,10 +2,14 @@ package io.github.dblock.benchmarks;
 
 import java.awt.Color;
 import java.awt.Font;
+import java.awt.Graphics2D;
+import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+
+import javax.imageio.ImageIO;
 
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.CategoryChart;
@@ -38,6 +42,7 @@ final class Charts {
 			.build();
 		Styler styler = chart.getStyler();
 		style(styler);
+		styler.setLegendPosition(Styler.LegendPosition.OutsideS);
 		chart.getStyler().setXAxisLogarithmic(logX);
 		chart.getStyler().setYAxisMin(0.0);
 		chart.getStyler().setXAxisDecimalPattern("#,###.##");
@@ -75,11 +80,19 @@ final class Charts {
 		styler.setLegendBorderColor(Color.LIGHT_GRAY);
 	}
 
-	/** Writes charts to one PNG, {@code columns} a row. */
+	/** Writes charts to one PNG, {@code columns} a row (the last row may have fewer). */
 	static void write(List<? extends Chart<?, ?>> charts, int columns, Path file) throws IOException {
-		int rows = (charts.size() + columns - 1) / columns;
-		BitmapEncoder.saveBitmap(charts, rows, Math.min(columns, charts.size()), file.toString(),
-				BitmapEncoder.BitmapFormat.PNG);
+		int cols = Math.min(columns, charts.size());
+		int rows = (charts.size() + cols - 1) / cols;
+		BufferedImage image = new BufferedImage(cols * WIDTH, rows * HEIGHT, BufferedImage.TYPE_INT_RGB);
+		Graphics2D g = image.createGraphics();
+		g.setColor(Color.WHITE);
+		g.fillRect(0, 0, image.getWidth(), image.getHeight());
+		for (int i = 0; i < charts.size(); i++) {
+			g.drawImage(BitmapEncoder.getBufferedImage(charts.get(i)), (i % cols) * WIDTH, (i / cols) * HEIGHT, null);
+		}
+		g.dispose();
+		ImageIO.write(image, "png", file.toFile());
 	}
 
 }

@@ -97,20 +97,48 @@ final class Curve {
 	}
 
 	/**
-	 * How a cost grows along a series, from its first and last points: the exponent k of
-	 * cost ~ x^k, named: flat (k below 0.15), sub-linear, linear (0.7 to 1.3), or worse.
+	 * How a cost grows along a series: the exponent k of cost ~ x^k, fitted by least squares
+	 * on the logarithms of every point, named flat (|k| below 0.15, or the last point within
+	 * x0.67 to x1.5 of the first), sub-linear, linear (0.7 to 1.3), worse than linear, or
+	 * falling; with the ratio of the last point to the first.
 	 */
 	String growthOf(String series, String metric) {
 		double[][] xy = xy(series, metric);
-		int n = xy[0].length;
-		if (n < 2 || !(xy[1][0] > 0) || !(xy[1][n - 1] > 0)) {
+		double sx = 0;
+		double sy = 0;
+		double sxx = 0;
+		double sxy = 0;
+		int n = 0;
+		double first = Double.NaN;
+		double last = Double.NaN;
+		double firstX = Double.NaN;
+		double lastX = Double.NaN;
+		for (int i = 0; i < xy[0].length; i++) {
+			if (xy[1][i] > 0 && xy[0][i] > 0) {
+				double lx = Math.log(xy[0][i]);
+				double ly = Math.log(xy[1][i]);
+				sx += lx;
+				sy += ly;
+				sxx += lx * lx;
+				sxy += lx * ly;
+				n++;
+				if (Double.isNaN(first)) {
+					first = xy[1][i];
+					firstX = xy[0][i];
+				}
+				last = xy[1][i];
+				lastX = xy[0][i];
+			}
+		}
+		if (n < 2 || sxx * n == sx * sx) {
 			return "not measured";
 		}
-		double k = Math.log(xy[1][n - 1] / xy[1][0]) / Math.log(xy[0][n - 1] / xy[0][0]);
-		String name = (Math.abs(k) < 0.15) ? "flat" : (k < 0) ? "falling" : (k < 0.7) ? "sub-linear"
-				: (k <= 1.3) ? "linear" : "worse than linear";
-		return String.format("%s (x%.2f from %s to %s, exponent %.2f)", name, xy[1][n - 1] / xy[1][0],
-				format(xy[0][0]), format(xy[0][n - 1]), k);
+		double k = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+		double ratio = last / first;
+		String name = (Math.abs(k) < 0.15 || (ratio >= 0.67 && ratio <= 1.5)) ? "flat" : (k < 0) ? "falling"
+				: (k < 0.7) ? "sub-linear" : (k <= 1.3) ? "linear" : "worse than linear";
+		return String.format("%s (x%.2f from %s to %s, fitted exponent %.2f)", name, ratio, format(firstX), format(lastX),
+				k);
 	}
 
 	static String format(double x) {

@@ -12,7 +12,7 @@ import java.util.Set;
  * The curves of a run, per database: {@code curves-<database>.md} (the tables, the growth
  * lines, the pictures, headed with the machine, the database, the load average and the
  * command), {@code curves-<database>.csv} (one value a line) and a PNG of line charts per
- * curve, {@code <curve>-<database>.png} (XChart).
+ * curve, {@code <curve>-<database>.png} (XChart); a full run's names end in {@code -full}.
  */
 final class CurveReport {
 
@@ -42,23 +42,28 @@ final class CurveReport {
 
 	void write(Path folder) throws IOException {
 		Files.createDirectories(folder);
-		String database = this.settings.databaseName();
 		for (Curve curve : this.curves) {
 			if (!curve.charts.isEmpty()) {
-				Charts.write(curve.charts, 2, folder.resolve(curve.id + "-" + database + ".png"));
+				curve.charts.forEach((chart) -> chart.setTitle(this.machine.databaseShort() + ": " + chart.getTitle()));
+				Charts.write(curve.charts, 2, folder.resolve(curve.id + "-" + suffix() + ".png"));
 			}
 		}
 		String markdown = markdown();
 		System.out.println();
 		System.out.println(markdown);
-		Files.writeString(folder.resolve("curves-" + database + ".md"), markdown);
-		Files.writeString(folder.resolve("curves-" + database + ".csv"), csv().csv());
+		Files.writeString(folder.resolve("curves-" + suffix() + ".md"), markdown);
+		Files.writeString(folder.resolve("curves-" + suffix() + ".csv"), csv().csv());
+	}
+
+	/** The database's short name, and {@code -full} for a full run: so that a full run keeps the default's files. */
+	String suffix() {
+		return this.settings.databaseName() + (this.full ? "-full" : "");
 	}
 
 	String markdown() {
-		String database = this.settings.databaseName();
+		String database = suffix();
 		StringBuilder out = new StringBuilder();
-		out.append("### How db-lock's cost grows: ").append(database).append(" (").append(this.machine.date())
+		out.append("### How db-lock's cost grows: ").append(this.machine.databaseShort()).append(" (").append(this.machine.date())
 			.append(")\n\n");
 		out.append("Machine: ").append(this.machine.summary())
 			.append(this.machine.load().isEmpty() ? "" : "; " + this.machine.load())

@@ -267,14 +267,17 @@ final class Curves {
 	// ---- held leases: the watchdog
 
 	private Curve heldLeases() throws Exception {
-		int[] counts = { 10, 100, 1_000, 10_000 };
+		int[] counts = this.full ? new int[] { 10, 100, 1_000, 10_000, 30_000 } : new int[] { 10, 100, 1_000, 10_000 };
 		Curve curve = new Curve("held-leases", "Leases held by one JVM", "leases held and renewed by one JVM",
 				"One JVM acquires the leases (distinct keys, on " + this.settings.poolSize() + " threads), holds them "
 						+ "while its watchdog renews them every " + WATCHDOG_RENEWAL.toSeconds() + " s (lease "
 						+ WATCHDOG_LEASE.toSeconds() + " s; the default renews a 30 s lease every 10 s, a tenth of "
 						+ "this), measured over " + this.point.plusSeconds(3).toSeconds() + " s: the watchdog's "
 						+ "statements/s, the time its renewing thread spent in statements (busy), the CPU of the "
-						+ "watchdog's threads and of the whole JVM (of one core), leases lost.");
+						+ "watchdog's threads and of the whole JVM (of one core), and at the end the oldest renewal "
+						+ "(now minus the latest renewal's start, from the lease's end in the database's time: the "
+						+ "database runs on the same machine, so on the same clock; keeping up means at most the "
+						+ "renewal interval and a sweep) and the leases lost.");
 		ThreadMXBean threads = ManagementFactory.getThreadMXBean();
 		com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean) ManagementFactory
 			.getOperatingSystemMXBean();
@@ -296,6 +299,11 @@ final class Curves {
 				cpu = watchdogCpu(threads) - cpu;
 				process = os.getProcessCpuTime() - process;
 				long lost = held.stream().filter((handle) -> !handle.isHeld()).count();
+				java.time.Instant now = java.time.Instant.now();
+				double oldest = held.stream()
+					.mapToDouble((handle) -> Duration.between(handle.expiresAt().minus(WATCHDOG_LEASE), now).toNanos() / 1e9)
+					.max()
+					.orElse(Double.NaN);
 				releaseAll(held);
 				double busyShare = busy / 1e9 / seconds;
 				Map<String, Double> values = new LinkedHashMap<>();
@@ -304,6 +312,7 @@ final class Curves {
 				values.put("renewing thread busy %", 100 * busyShare);
 				values.put("watchdog CPU %", 100 * cpu / 1e9 / seconds);
 				values.put("JVM CPU %", 100 * process / 1e9 / seconds);
+				values.put("oldest renewal s", oldest);
 				values.put("lost", (double) lost);
 				values.put("leases/s at 100% busy", (busyShare > 0) ? count / (double) WATCHDOG_RENEWAL.toSeconds() / busyShare
 						: Double.NaN);
