@@ -33,6 +33,8 @@ final class CycleLoop {
 
 	private volatile long stopNanos = Long.MAX_VALUE;
 
+	private volatile boolean recording = true;
+
 	CycleLoop(LockContender contender, int threads, KeyScheme keys, long holdNanos) {
 		this(contender, threads, keys, holdNanos, holdNanos > 0);
 	}
@@ -64,6 +66,15 @@ final class CycleLoop {
 			outcome.add(workers[i]);
 		}
 		return outcome;
+	}
+
+	/**
+	 * Whether the cycles that start from now on are recorded (they are unless told): so that
+	 * a window inside a run (the reaper's) counts only its own cycles, with the threads
+	 * already running.
+	 */
+	void recording(boolean on) {
+		this.recording = on;
 	}
 
 	/** Ends the run early: no thread starts another cycle. */
@@ -128,11 +139,15 @@ final class CycleLoop {
 			parkUntil(this.startNanos);
 			for (long cycle = 0; running(System.nanoTime()); cycle++) {
 				String key = CycleLoop.this.keys.key(this.index, cycle);
+				boolean recorded = CycleLoop.this.recording;
 				long begin = System.nanoTime();
 				this.cycleStatements = StatementTally.current();
 				try {
 					if (CycleLoop.this.contender.runLocked(key, this.criticalSection)) {
 						long latency = System.nanoTime() - begin;
+						if (!recorded) {
+							continue;
+						}
 						if (this.sentBeforeHold > 0) {
 							this.latencies.recordValue(latency);
 							this.acquireLatencies.recordValue(this.heldAt - begin);
@@ -141,7 +156,7 @@ final class CycleLoop {
 							this.localLatencies.recordValue(latency);
 						}
 					}
-					else {
+					else if (recorded) {
 						this.errors++;
 						this.failedStatements += StatementTally.current() - this.cycleStatements;
 					}
