@@ -19,7 +19,7 @@ import com.zaxxer.hikari.HikariDataSource;
  * a contender's first round and before each hot-key run), {@code DB_LOCK_BENCH_MEASURE_SECONDS}
  * (5, split over the rounds), {@code DB_LOCK_BENCH_ROUNDS} (5).
  *
- * @param url the JDBC URL, MariaDB or MySQL
+ * @param url the JDBC URL: MariaDB or MySQL (every scenario and curve), or PostgreSQL (the curves)
  * @param user the user
  * @param password the password
  * @param poolSize the HikariCP pool size of every contender
@@ -31,13 +31,36 @@ import com.zaxxer.hikari.HikariDataSource;
 record BenchSettings(String url, String user, String password, int poolSize, Duration warmup, Duration measure,
 		int rounds) {
 
+	/** The local MariaDB's {@code test} database. */
+	static final String DEFAULT_URL = "jdbc:mariadb://127.0.0.1:3306/test";
+
 	static BenchSettings fromEnvironment() {
 		Map<String, String> env = System.getenv();
-		return new BenchSettings(env.getOrDefault("DB_LOCK_BENCH_URL", "jdbc:mariadb://127.0.0.1:3306/test"),
+		return new BenchSettings(env.getOrDefault("DB_LOCK_BENCH_URL", DEFAULT_URL),
 				env.getOrDefault("DB_LOCK_BENCH_USER", "root"), env.getOrDefault("DB_LOCK_BENCH_PASSWORD", ""),
 				Integer.parseInt(env.getOrDefault("DB_LOCK_BENCH_POOL_SIZE", "16")),
 				seconds(env, "DB_LOCK_BENCH_WARMUP_SECONDS", "1.5"), seconds(env, "DB_LOCK_BENCH_MEASURE_SECONDS", "5"),
 				Integer.parseInt(env.getOrDefault("DB_LOCK_BENCH_ROUNDS", "5")));
+	}
+
+	/** These settings with another pool size. */
+	BenchSettings withPoolSize(int size) {
+		return new BenchSettings(this.url, this.user, this.password, size, this.warmup, this.measure, this.rounds);
+	}
+
+	/** These settings with another measured time. */
+	BenchSettings withMeasure(Duration time) {
+		return new BenchSettings(this.url, this.user, this.password, this.poolSize, this.warmup, time, this.rounds);
+	}
+
+	/** Whether the URL names PostgreSQL (else MariaDB or MySQL). */
+	boolean postgresql() {
+		return this.url.startsWith("jdbc:postgresql:");
+	}
+
+	/** The database's short name, for file names: mariadb, mysql or postgresql. */
+	String databaseName() {
+		return postgresql() ? "postgresql" : this.url.startsWith("jdbc:mysql:") ? "mysql" : "mariadb";
 	}
 
 	private static Duration seconds(Map<String, String> env, String name, String defaultValue) {

@@ -12,11 +12,14 @@ import java.util.stream.Collectors;
 import io.github.dblock.benchmarks.contender.ContenderKind;
 
 /**
- * Runs every scenario against every contender, prints the tables and writes them under the
- * results folder (the first argument, default {@code results}). The database and the
- * durations come from the environment, see {@link BenchSettings}; for a partial run,
- * {@code DB_LOCK_BENCH_CONTENDERS} (e.g. {@code DB_LOCK,RAW_INSERT_DELETE}) and
- * {@code DB_LOCK_BENCH_SCENARIOS} (e.g. {@code 1,3}) narrow it down.
+ * Runs every scenario against every contender, then the {@link Curves}, prints the tables
+ * and writes them under the results folder (the first argument, default {@code results}).
+ * The database and the durations come from the environment, see {@link BenchSettings}; for
+ * a partial run, {@code DB_LOCK_BENCH_CONTENDERS} (e.g. {@code DB_LOCK,RAW_INSERT_DELETE}),
+ * {@code DB_LOCK_BENCH_SCENARIOS} (e.g. {@code 1,3}, or {@code none}) and
+ * {@code DB_LOCK_BENCH_CURVES} (e.g. {@code threads,reaper}, or {@code none}) narrow it
+ * down. On PostgreSQL only the curves run: the side-by-side contenders are written for
+ * MariaDB and MySQL ({@code GET_LOCK}, their DDL).
  */
 public final class BenchmarkMain {
 
@@ -40,6 +43,10 @@ public final class BenchmarkMain {
 		List<Measurement> measurements = new ArrayList<>();
 		Machine machine = Machine.describe(settings);
 		System.out.println("db-lock benchmark on " + settings.url() + ": " + machine.summary());
+		if (settings.postgresql() && !scenarios.isEmpty()) {
+			System.out.println("PostgreSQL: the side-by-side scenarios are for MariaDB and MySQL; only the curves run");
+			scenarios = Set.of();
+		}
 		ThroughputRun throughput = new ThroughputRun(settings, runId);
 		for (Scenario scenario : Scenario.THROUGHPUT) {
 			if (scenarios.contains(scenario.number)) {
@@ -67,9 +74,18 @@ public final class BenchmarkMain {
 				}
 			}
 		}
-		machine = machine.finished();
-		new Report(machine, settings, measurements, Targets.evaluate(measurements)).write(results);
-		System.out.println("Written: " + results.toAbsolutePath().normalize().resolve("latest.{md,csv,png}"));
+		if (!measurements.isEmpty()) {
+			new Report(machine.finished(), settings, measurements, Targets.evaluate(measurements)).write(results);
+			System.out.println("Written: " + results.toAbsolutePath().normalize().resolve("latest.{md,csv,png}"));
+		}
+		Curves curves = new Curves(settings, runId + "c");
+		Machine curvesMachine = Machine.describe(settings);
+		List<Curve> measured = curves.run();
+		if (!measured.isEmpty()) {
+			new CurveReport(curvesMachine.finished(), settings, measured, curves.full()).write(results);
+			System.out.println("Written: " + results.toAbsolutePath().normalize().resolve("curves-"
+					+ settings.databaseName() + ".{md,csv}") + " and the curves' PNGs");
+		}
 		System.exit(0);
 	}
 
@@ -94,6 +110,9 @@ public final class BenchmarkMain {
 
 	private static Set<Integer> scenarios() {
 		String numbers = System.getenv().getOrDefault("DB_LOCK_BENCH_SCENARIOS", "1,2,3,4,5");
+		if (numbers.isBlank() || numbers.trim().equals("none")) {
+			return Set.of();
+		}
 		return Arrays.stream(numbers.split(",")).map(String::trim).map(Integer::valueOf).collect(Collectors.toSet());
 	}
 

@@ -25,7 +25,9 @@ import io.github.dblock.benchmarks.contender.LockContender;
  * sessions ran, to a file.
  * <p>
  * Arguments: contender (a {@link ContenderKind} name), threads, hold in microseconds,
- * the hot key, the outcome file.
+ * the hot key, the outcome file, and optionally {@code same} (every thread on the key, the
+ * default) or {@code distinct} (each thread a key of its own, derived from it), and the
+ * pool size.
  */
 public final class HotKeyWorker {
 
@@ -34,7 +36,7 @@ public final class HotKeyWorker {
 
 	/**
 	 * Runs the worker.
-	 * @param args contender, threads, hold in microseconds, key, outcome file
+	 * @param args contender, threads, hold in microseconds, key, outcome file, keys, pool size
 	 * @throws Exception if the worker fails: the coordinator then reports it
 	 */
 	public static void main(String[] args) throws Exception {
@@ -43,7 +45,11 @@ public final class HotKeyWorker {
 		long holdNanos = Long.parseLong(args[2]) * 1000;
 		String key = args[3];
 		Path outcomeFile = Path.of(args[4]);
+		boolean distinct = args.length > 5 && "distinct".equals(args[5]);
 		BenchSettings settings = BenchSettings.fromEnvironment();
+		if (args.length > 6) {
+			settings = settings.withPoolSize(Integer.parseInt(args[6]));
+		}
 		try (HikariDataSource pool = settings.openPool("worker-" + ProcessHandle.current().pid());
 				LockContender contender = kind.create(StatementTally.counting(pool), false)) {
 			long warmStart = System.nanoTime();
@@ -58,10 +64,13 @@ public final class HotKeyWorker {
 				throw new IllegalStateException("Expected 'GO <start> <end>', got " + go);
 			}
 			String[] window = go.split(" ");
-			StatementCounts before = StatementCounts.read(pool, settings.poolSize());
-			Outcome outcome = new CycleLoop(contender, threads, KeyScheme.same(key), holdNanos)
+			// the server's session counters are MariaDB's and MySQL's; on PostgreSQL the tally alone counts
+			boolean server = !settings.postgresql();
+			StatementCounts before = server ? StatementCounts.read(pool, settings.poolSize()) : StatementCounts.ZERO;
+			KeyScheme keys = distinct ? KeyScheme.perThread(key + "-" + ProcessHandle.current().pid()) : KeyScheme.same(key);
+			Outcome outcome = new CycleLoop(contender, threads, keys, holdNanos, !distinct)
 				.run(Long.parseLong(window[1]), Long.parseLong(window[2]));
-			outcome.statements = StatementCounts.read(pool, settings.poolSize()).since(before);
+			outcome.statements = server ? StatementCounts.read(pool, settings.poolSize()).since(before) : StatementCounts.ZERO;
 			outcome.countWaiterStatements(warmup.uncontendedAcquireStatements());
 			try (OutputStream file = Files.newOutputStream(outcomeFile);
 					DataOutputStream out = new DataOutputStream(new BufferedOutputStream(file))) {

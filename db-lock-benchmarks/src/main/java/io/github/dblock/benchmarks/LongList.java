@@ -2,7 +2,7 @@ package io.github.dblock.benchmarks;
 
 import java.util.Arrays;
 
-/** A growable list of primitive longs, so that recording a sample does not box. */
+/** A growable list of primitive longs: the hot key's hold times, which need their order, not only their spread. */
 final class LongList {
 
 	private long[] values = new long[1024];
@@ -32,16 +32,6 @@ final class LongList {
 
 	long[] toArray() {
 		return Arrays.copyOf(this.values, this.size);
-	}
-
-	/** The p-th percentile (0..1) in milliseconds, NaN when empty. */
-	double percentileMillis(double p) {
-		if (this.size == 0) {
-			return Double.NaN;
-		}
-		long[] sorted = toArray();
-		Arrays.sort(sorted);
-		return sorted[(int) Math.round(p * (sorted.length - 1))] / 1e6;
 	}
 
 }

@@ -44,6 +44,18 @@ record Machine(int cores, String cpu, String os, String java, String database, L
 				+ this.java + "; database " + this.database;
 	}
 
+	/** The database and its version, short: "MariaDB 10.11.19", "PostgreSQL 15.20". */
+	String databaseShort() {
+		String[] words = this.database.split("[ -]");
+		if (this.database.startsWith("PostgreSQL") && words.length > 1) {
+			return "PostgreSQL " + words[1];
+		}
+		if (this.database.contains("MariaDB")) {
+			return "MariaDB " + words[0];
+		}
+		return "MySQL " + words[0];
+	}
+
 	String load() {
 		return this.loadBefore.isEmpty() ? "" : "load average " + this.loadBefore + " at the start, " + this.loadAfter
 				+ " at the end";

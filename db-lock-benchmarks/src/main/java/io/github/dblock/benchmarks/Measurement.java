@@ -23,10 +23,31 @@ import org.jspecify.annotations.Nullable;
  * @param errors acquisitions that timed out or failed
  * @param firstError the first failure's message, if any
  * @param hotKey what only the hot-key scenario measures
+ * @param local the cycles that never reached the database, apart (a key handed over
+ * inside the JVM); the other fields count only cycles that did, except in the hot-key
+ * scenario, whose cycles are the holds of the window
  */
 record Measurement(Scenario scenario, ContenderKind contender, int jvms, int threads, long cycles, double seconds,
 		double cyclesPerSecond, double p50Millis, double p99Millis, double statementsPerCycle, String statementMix, long errors,
-		@Nullable String firstError, @Nullable HotKeyStats hotKey) {
+		@Nullable String firstError, @Nullable HotKeyStats hotKey, LocalCycles local) {
+
+	/**
+	 * Same-key re-acquisitions that never reached the database: the acquisition sent no
+	 * statement, the key was handed over by a thread of the same JVM that held it.
+	 *
+	 * @param cycles how many
+	 * @param perSecond per second of the measured time
+	 * @param p50Millis their median latency (acquire + release)
+	 * @param p99Millis their 99th percentile
+	 */
+	record LocalCycles(long cycles, double perSecond, double p50Millis, double p99Millis) {
+
+		static LocalCycles of(Outcome outcome, double seconds) {
+			return new LocalCycles(outcome.localCycles(), outcome.localCycles() / seconds,
+					Latencies.millis(outcome.localLatencies, 50), Latencies.millis(outcome.localLatencies, 99));
+		}
+
+	}
 
 	/** "2x8": JVMs x threads. */
 	String setup() {

@@ -3,15 +3,18 @@ package io.github.dblock.benchmarks;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.util.Arrays;
 
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.HistogramIterationValue;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What the threads of one or more {@link CycleLoop}s did: the latency of every completed
- * cycle, when each critical section started and ended, the failures, how long the loops
- * ran and the statements the server counted. Written and read as binary so that hot-key
- * worker processes can hand theirs to the coordinator.
+ * What the threads of one or more {@link CycleLoop}s did: the latencies of the completed
+ * cycles in HdrHistograms (those whose acquisition reached the database apart from those
+ * handed over inside the JVM without a statement), the statements each acquisition sent,
+ * when each critical section started and ended (only where asked, for the hot key), the
+ * failures, how long the loops ran and the statements the server counted. Written and read
+ * as binary so that worker processes can hand theirs to the coordinator.
  */
 final class Outcome {
 
@@ -26,14 +29,24 @@ final class Outcome {
 
 	StatementCounts statements = StatementCounts.ZERO;
 
-	final LongList latencies = new LongList();
+	/** Cycles whose acquisition sent at least one statement: acquire + release, nanoseconds. */
+	final Histogram latencies = Latencies.nanos();
+
+	/** Of the cycles that reached the database: the acquisition alone, until the lock was held. */
+	final Histogram acquireLatencies = Latencies.nanos();
+
+	/** Cycles whose acquisition sent none: the key was handed over inside the JVM. */
+	final Histogram localLatencies = Latencies.nanos();
+
+	/** Per completed cycle, the statements its thread sent before holding (counted by {@link StatementTally}). */
+	final Histogram acquireStatements = Latencies.counts();
 
 	final LongList holdStarts = new LongList();
 
 	final LongList holdEnds = new LongList();
 
-	/** Per completed cycle, the statements its thread sent before holding (counted by {@link StatementTally}). */
-	final LongList acquireStatements = new LongList();
+	/** Per hold, the JVM it was in (the coordinator's index of the worker). */
+	final LongList holdJvms = new LongList();
 
 	long failedAcquireStatements;
 
@@ -52,9 +65,11 @@ final class Outcome {
 	void add(CycleLoop.Worker worker) {
 		this.finishedNanos = Math.max(this.finishedNanos, worker.finishedNanos);
 		this.runNanos = this.finishedNanos - this.startNanos;
-		this.acquireStatements.addAll(worker.acquireStatements);
+		this.acquireStatements.add(worker.acquireStatements);
 		this.failedAcquireStatements += worker.failedStatements;
-		this.latencies.addAll(worker.latencies);
+		this.latencies.add(worker.latencies);
+		this.acquireLatencies.add(worker.acquireLatencies);
+		this.localLatencies.add(worker.localLatencies);
 		this.holdStarts.addAll(worker.holdStarts);
 		this.holdEnds.addAll(worker.holdEnds);
 		this.errors += worker.errors;
@@ -65,24 +80,45 @@ final class Outcome {
 
 	/** Adds a run of another window (rounds of one contender), or of another JVM in this window. */
 	void add(Outcome other, boolean sameWindow) {
+		add(other, sameWindow, 0);
+	}
+
+	/** The same, the other run's holds counted as those of JVM {@code jvm}. */
+	void add(Outcome other, boolean sameWindow, int jvm) {
 		this.finishedNanos = Math.max(this.finishedNanos, other.finishedNanos);
 		this.runNanos = sameWindow ? Math.max(this.runNanos, this.finishedNanos - this.startNanos)
 				: this.runNanos + other.runNanos;
 		this.statements = this.statements.plus(other.statements);
-		this.acquireStatements.addAll(other.acquireStatements);
+		this.acquireStatements.add(other.acquireStatements);
 		this.failedAcquireStatements += other.failedAcquireStatements;
 		this.waiterStatements += other.waiterStatements;
-		this.latencies.addAll(other.latencies);
+		this.latencies.add(other.latencies);
+		this.acquireLatencies.add(other.acquireLatencies);
+		this.localLatencies.add(other.localLatencies);
 		this.holdStarts.addAll(other.holdStarts);
 		this.holdEnds.addAll(other.holdEnds);
+		for (int i = 0; i < other.holdStarts.size(); i++) {
+			this.holdJvms.add(jvm);
+		}
 		this.errors += other.errors;
 		if (this.firstError == null) {
 			this.firstError = other.firstError;
 		}
 	}
 
+	/** Every completed cycle, whether it reached the database or not. */
 	long cycles() {
-		return this.latencies.size();
+		return this.latencies.getTotalCount() + this.localLatencies.getTotalCount();
+	}
+
+	/** Completed cycles whose acquisition reached the database. */
+	long databaseCycles() {
+		return this.latencies.getTotalCount();
+	}
+
+	/** Completed cycles handed over inside the JVM, without a statement. */
+	long localCycles() {
+		return this.localLatencies.getTotalCount();
 	}
 
 	/**
@@ -90,9 +126,7 @@ final class Outcome {
 	 * acquisitions of this (uncontended) outcome.
 	 */
 	long uncontendedAcquireStatements() {
-		long[] sorted = this.acquireStatements.toArray();
-		Arrays.sort(sorted);
-		return (sorted.length == 0) ? 0 : sorted[sorted.length / 2];
+		return (this.acquireStatements.getTotalCount() == 0) ? 0 : this.acquireStatements.getValueAtPercentile(50);
 	}
 
 	/**
@@ -102,8 +136,8 @@ final class Outcome {
 	 */
 	void countWaiterStatements(long uncontendedAcquire) {
 		long waiting = this.failedAcquireStatements;
-		for (int i = 0; i < this.acquireStatements.size(); i++) {
-			waiting += Math.max(0, this.acquireStatements.get(i) - uncontendedAcquire);
+		for (HistogramIterationValue value : this.acquireStatements.recordedValues()) {
+			waiting += Math.max(0, value.getValueIteratedTo() - uncontendedAcquire) * value.getCountAtValueIteratedTo();
 		}
 		this.waiterStatements = waiting;
 	}
@@ -121,7 +155,11 @@ final class Outcome {
 		out.writeLong(this.waiterStatements);
 		out.writeLong(this.errors);
 		out.writeUTF((this.firstError != null) ? this.firstError : "");
-		for (LongList list : new LongList[] { this.latencies, this.holdStarts, this.holdEnds }) {
+		Latencies.write(this.latencies, out);
+		Latencies.write(this.acquireLatencies, out);
+		Latencies.write(this.localLatencies, out);
+		Latencies.write(this.acquireStatements, out);
+		for (LongList list : new LongList[] { this.holdStarts, this.holdEnds }) {
 			out.writeInt(list.size());
 			for (int i = 0; i < list.size(); i++) {
 				out.writeLong(list.get(i));
@@ -139,7 +177,11 @@ final class Outcome {
 		outcome.errors = in.readLong();
 		String error = in.readUTF();
 		outcome.firstError = error.isEmpty() ? null : error;
-		for (LongList list : new LongList[] { outcome.latencies, outcome.holdStarts, outcome.holdEnds }) {
+		outcome.latencies.add(Latencies.read(in));
+		outcome.acquireLatencies.add(Latencies.read(in));
+		outcome.localLatencies.add(Latencies.read(in));
+		outcome.acquireStatements.add(Latencies.read(in));
+		for (LongList list : new LongList[] { outcome.holdStarts, outcome.holdEnds }) {
 			for (int i = in.readInt(); i > 0; i--) {
 				list.add(in.readLong());
 			}

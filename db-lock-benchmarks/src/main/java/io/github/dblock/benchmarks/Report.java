@@ -10,8 +10,9 @@ import io.github.dblock.benchmarks.contender.ContenderKind;
 
 /**
  * The run's tables: printed, and written under the results folder as {@code latest.md}
- * (for the README), {@code latest.csv}, {@code latest-targets.csv} and the chart
- * {@code latest.png}.
+ * (for the README), {@code latest.csv}, {@code latest-targets.csv} and the bar charts
+ * {@code latest.png} (XChart). Cycles that never reached the database (a key handed over
+ * inside the JVM) have a table of their own and are in no chart.
  */
 final class Report {
 
@@ -40,7 +41,10 @@ final class Report {
 		Files.writeString(folder.resolve("latest.md"), markdown);
 		Files.writeString(folder.resolve("latest.csv"), csv().csv());
 		Files.writeString(folder.resolve("latest-targets.csv"), targetTable().csv());
-		new BarChart(this.measurements, this.machine).write(folder.resolve("latest.png"));
+		ComparisonChart chart = new ComparisonChart(this.measurements);
+		if (!chart.isEmpty()) {
+			chart.write(folder.resolve("latest.png"));
+		}
 	}
 
 	String markdown() {
@@ -55,8 +59,13 @@ final class Report {
 		out.append("Statements are the server's `Questions` counter of the contender's own sessions. Reproduce: `")
 			.append(COMMAND)
 			.append("`.\n\n");
-		out.append("Uncontended and distinct keys (cycle = acquire + release, nothing held):\n\n");
+		out.append("Uncontended and distinct keys (cycle = acquire + release, nothing held; only cycles whose "
+				+ "acquisition reached the database count here):\n\n");
 		out.append(throughputTable().markdown()).append('\n');
+		Table local = localTable();
+		out.append("Same-key re-acquisitions that never reached the database (the acquisition sent no statement: "
+				+ "a thread of the same JVM handed the key over), counted apart and drawn in no chart: ");
+		out.append(local.isEmpty() ? "none in this run.\n\n" : "\n\n" + local.markdown() + "\n");
 		Table modes = modesTable();
 		if (!modes.isEmpty()) {
 			out.append("db-lock's transaction and named modes (`DbLockTemplate.acquire(DbLockMode, key, 5 s)`) against "
@@ -89,8 +98,31 @@ final class Report {
 				table.row(m.scenario().label(), m.contender().label(), m.contender().durable() ? "yes" : "no",
 						String.format("%.0f", m.cyclesPerSecond()), ratioToRaw(m), millis(m.p50Millis()),
 						millis(m.p99Millis()), String.format("%.2f", m.statementsPerCycle()),
-						(m.statementsPerCycle() >= 0.995) ? "every cycle" : String.format("%.0f%% of cycles",
-								100 * m.statementsPerCycle()), m.statementMix(), m.errors());
+						reached(m), m.statementMix(), m.errors());
+			}
+		}
+		return table;
+	}
+
+	private static String reached(Measurement m) {
+		long all = m.cycles() + m.local().cycles();
+		return (m.local().cycles() == 0) ? "every cycle"
+				: String.format("%.1f%% of cycles", (all > 0) ? 100.0 * m.cycles() / all : 0.0);
+	}
+
+	/** Measurements with cycles that never reached the database. */
+	private Table localTable() {
+		Table table = new Table("scenario", "contender", "JVMs x threads", "re-acquisitions in the JVM",
+				"per second", "share of all cycles", "p50 ms", "p99 ms");
+		for (Measurement m : this.measurements) {
+			Measurement.LocalCycles local = m.local();
+			if (local.cycles() > 0) {
+				long all = local.cycles() + ((m.hotKey() != null) ? 0 : m.cycles());
+				long total = (m.hotKey() != null) ? Math.max(m.cycles(), local.cycles()) : all;
+				table.row(m.scenario().label(), m.contender().label(), m.setup(), local.cycles(),
+						String.format("%.0f", local.perSecond()),
+						String.format("%.1f%%", (total > 0) ? 100.0 * local.cycles() / total : 0.0),
+						millis(local.p50Millis()), millis(local.p99Millis()));
 			}
 		}
 		return table;
@@ -119,13 +151,15 @@ final class Report {
 	}
 
 	private Table hotKeyTable() {
-		Table table = new Table("contender", "JVMs x threads", "cycles/s", "each JVM's share", "utilisation",
+		Table table = new Table("contender", "JVMs x threads", "cycles/s", "of which in the JVM, no statement /s", "each JVM's share",
+				"utilisation",
 				"hand-off p50 ms", "hand-off p99 ms", "cycle p99 ms", "statements/s", "waiters' statements/s", "overlaps",
 				"timeouts and errors");
 		for (Measurement m : this.measurements) {
 			Measurement.HotKeyStats hot = m.hotKey();
 			if (hot != null) {
-				table.row(m.contender().label(), m.setup(), String.format("%.0f", m.cyclesPerSecond()), hot.shares(),
+				table.row(m.contender().label(), m.setup(), String.format("%.0f", m.cyclesPerSecond()),
+						String.format("%.0f", m.local().perSecond()), hot.shares(),
 						String.format("%.1f%%", 100 * hot.utilisation()), millis(hot.handoffP50Millis()),
 						millis(hot.handoffP99Millis()), millis(m.p99Millis()),
 						String.format("%.0f", hot.statementsPerSecond()),
@@ -147,7 +181,7 @@ final class Report {
 		Table table = new Table("scenario", "contender", "durable", "jvms", "threads", "cycles", "seconds",
 				"cycles_per_second", "p50_ms", "p99_ms", "statements_per_cycle", "statement_mix", "errors",
 				"utilisation", "handoff_p50_ms", "handoff_p99_ms", "statements_per_second",
-				"waiter_statements_per_second", "overlaps", "jvm_shares");
+				"waiter_statements_per_second", "overlaps", "jvm_shares", "local_cycles", "local_p50_ms", "local_p99_ms");
 		for (Measurement m : this.measurements) {
 			Measurement.HotKeyStats hot = m.hotKey();
 			table.row(m.scenario().number, m.contender().label(), m.contender().durable(), m.jvms(), m.threads(),
@@ -157,7 +191,8 @@ final class Report {
 					(hot != null) ? millis(hot.handoffP50Millis()) : "", (hot != null) ? millis(hot.handoffP99Millis()) : "",
 					(hot != null) ? String.format("%.1f", hot.statementsPerSecond()) : "",
 					(hot != null) ? String.format("%.1f", hot.waiterStatementsPerSecond()) : "",
-					(hot != null) ? hot.overlaps() : "", (hot != null) ? hot.shares() : "");
+					(hot != null) ? hot.overlaps() : "", (hot != null) ? hot.shares() : "", m.local().cycles(),
+					millis(m.local().p50Millis()), millis(m.local().p99Millis()));
 		}
 		return table;
 	}
@@ -178,7 +213,7 @@ final class Report {
 			.toList();
 	}
 
-	private static String millis(double value) {
+	static String millis(double value) {
 		return Double.isNaN(value) ? "" : String.format("%.2f", value);
 	}
 

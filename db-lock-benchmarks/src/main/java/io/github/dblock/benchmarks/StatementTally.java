@@ -9,6 +9,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.Statement;
 import java.util.Set;
+import java.util.concurrent.atomic.LongAdder;
 
 import javax.sql.DataSource;
 
@@ -17,7 +18,11 @@ import javax.sql.DataSource;
  * statements, and the connection calls the driver sends as statements of their own
  * ({@code commit}, {@code rollback}, a changed autocommit or isolation). The hot-key
  * workers use it to tell a waiter's statements from a holder's, which the server's
- * counters cannot; the server's {@code Questions} stay the reported totals.
+ * counters cannot; the server's {@code Questions} stay the reported totals. It also tells
+ * a cycle that reached the database (its acquisition sent a statement) from one that did
+ * not (a key handed over inside the JVM), and counts, for every thread together and for
+ * db-lock's watchdog threads apart, the statements sent and the time they took, which the
+ * curves report on PostgreSQL too.
  */
 final class StatementTally {
 
@@ -26,12 +31,39 @@ final class StatementTally {
 
 	private static final ThreadLocal<long[]> COUNT = ThreadLocal.withInitial(() -> new long[1]);
 
+	/** The names of db-lock's watchdog threads start so. */
+	private static final String WATCHDOG_THREAD = "db-lock-watchdog-";
+
+	private static final LongAdder ALL = new LongAdder();
+
+	private static final LongAdder WATCHDOG = new LongAdder();
+
+	private static final LongAdder WATCHDOG_NANOS = new LongAdder();
+
+	private static final ThreadLocal<Boolean> ON_WATCHDOG = ThreadLocal
+		.withInitial(() -> Thread.currentThread().getName().startsWith(WATCHDOG_THREAD));
+
 	private StatementTally() {
 	}
 
 	/** The statements this thread has sent through a counting data source so far. */
 	static long current() {
 		return COUNT.get()[0];
+	}
+
+	/** Every statement sent through a counting data source so far, on any thread. */
+	static long all() {
+		return ALL.sum();
+	}
+
+	/** The statements db-lock's watchdog threads sent through a counting data source so far. */
+	static long watchdog() {
+		return WATCHDOG.sum();
+	}
+
+	/** The time db-lock's watchdog threads spent in executed statements so far, in nanoseconds. */
+	static long watchdogNanos() {
+		return WATCHDOG_NANOS.sum();
 	}
 
 	/** A data source that counts what its connections send, on the calling thread. */
@@ -60,7 +92,9 @@ final class StatementTally {
 	@SuppressWarnings("unchecked")
 	private static <T> T proxy(Class<T> type, T target, ResultWrapper wrapper) {
 		InvocationHandler handler = (proxy, method, args) -> {
-			count(type, target, method, args);
+			boolean sends = count(type, target, method, args);
+			boolean timed = sends && ON_WATCHDOG.get();
+			long start = timed ? System.nanoTime() : 0;
 			try {
 				Object result = method.invoke(target, args);
 				return (result != null) ? wrapper.wrap(method, result) : null;
@@ -68,11 +102,16 @@ final class StatementTally {
 			catch (InvocationTargetException ex) {
 				throw ex.getCause();
 			}
+			finally {
+				if (timed) {
+					WATCHDOG_NANOS.add(System.nanoTime() - start);
+				}
+			}
 		};
 		return (T) Proxy.newProxyInstance(StatementTally.class.getClassLoader(), new Class<?>[] { type }, handler);
 	}
 
-	private static void count(Class<?> type, Object target, Method method, Object[] args) throws Exception {
+	private static boolean count(Class<?> type, Object target, Method method, Object[] args) throws Exception {
 		String name = method.getName();
 		boolean sends;
 		if (Statement.class.isAssignableFrom(type)) {
@@ -93,7 +132,12 @@ final class StatementTally {
 		}
 		if (sends) {
 			COUNT.get()[0]++;
+			ALL.increment();
+			if (ON_WATCHDOG.get()) {
+				WATCHDOG.increment();
+			}
 		}
+		return sends;
 	}
 
 	@FunctionalInterface

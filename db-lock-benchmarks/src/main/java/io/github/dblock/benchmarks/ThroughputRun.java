@@ -43,7 +43,7 @@ final class ThroughputRun {
 	/** Measures one round of a scenario for a contender. */
 	Outcome round(Scenario scenario, ContenderKind kind, int round) throws Exception {
 		try (HikariDataSource pool = this.settings.openPool("bench-" + kind.name());
-				LockContender contender = kind.create(pool, true)) {
+				LockContender contender = kind.create(StatementTally.counting(pool), true)) {
 			// keys of their own for each contender: db-lock's modes share their key table
 			String prefix = this.runId + "-s" + scenario.number + "r" + round + "c" + kind.ordinal();
 			Duration warmup = (round == 1) ? this.settings.warmup() : min(REWARM, this.settings.warmup());
@@ -64,15 +64,16 @@ final class ThroughputRun {
 		double[] rates = new double[rounds.size()];
 		for (int i = 0; i < rates.length; i++) {
 			outcome.add(rounds.get(i), false);
-			rates[i] = rounds.get(i).cycles() / rounds.get(i).seconds();
+			rates[i] = rounds.get(i).databaseCycles() / rounds.get(i).seconds();
 		}
 		Arrays.sort(rates);
 		double median = (rates[(rates.length - 1) / 2] + rates[rates.length / 2]) / 2;
-		long cycles = outcome.cycles();
+		long cycles = outcome.databaseCycles();
 		return new Measurement(scenario, kind, 1, scenario.threads, cycles, outcome.seconds(), median,
-				outcome.latencies.percentileMillis(0.5), outcome.latencies.percentileMillis(0.99),
+				Latencies.millis(outcome.latencies, 50), Latencies.millis(outcome.latencies, 99),
 				(cycles > 0) ? outcome.statements.questions() / (double) cycles : Double.NaN,
-				outcome.statements.mixPerCycle(cycles), outcome.errors, outcome.firstError, null);
+				outcome.statements.mixPerCycle(cycles), outcome.errors, outcome.firstError, null,
+				Measurement.LocalCycles.of(outcome, outcome.seconds()));
 	}
 
 	/** Every key a window of this length may lock, and more (lazily: most contenders never look). */

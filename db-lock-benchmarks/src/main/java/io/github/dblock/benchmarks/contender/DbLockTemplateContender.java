@@ -33,7 +33,7 @@ final class DbLockTemplateContender extends AcquireReleaseContender<LockHandle> 
 			new DbLockSchemaMigration(dataSource, dialect).afterPropertiesSet();
 			// what crashed runs left; a run in progress elsewhere keeps its rows (keys are per run)
 			new JdbcTemplate(dataSource)
-				.update("DELETE FROM " + TABLE + " WHERE expires_at < " + dialect.now() + " - INTERVAL 1 HOUR");
+				.update("DELETE FROM " + TABLE + " WHERE expires_at < " + dialect.now() + " - INTERVAL '1' HOUR");
 		}
 		this.engine = new LockEngine(new JdbcLockRepository(dataSource, dialect), io.github.dblock.core.LockEngineSettings.of(LockTimes.BACKOFF));
 		this.template = new DbLockTemplate(this.engine, "", LockTimes.WAIT, LockTimes.LEASE);

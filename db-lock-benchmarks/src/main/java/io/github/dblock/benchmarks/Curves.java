@@ -1,0 +1,472 @@
+package io.github.dblock.benchmarks;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Collectors;
+
+import io.github.dblock.LockHandle;
+import io.github.dblock.benchmarks.contender.ContenderKind;
+import io.github.dblock.benchmarks.contender.LockContender;
+import io.github.dblock.core.LockReaper;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * How db-lock's cost grows with work, on the database of the settings (MariaDB, MySQL or
+ * PostgreSQL): against threads in one JVM, against JVMs, against the lock table's size,
+ * against the leases one JVM holds (the watchdog), and the reaper. Each curve is a list of
+ * points measured one after the other; {@code -Dbench.full} adds the long points (64
+ * threads, 4 JVMs, 10^6 rows). {@code DB_LOCK_BENCH_CURVES} (e.g. {@code threads,reaper},
+ * or {@code none}) chooses the curves, {@code DB_LOCK_BENCH_CURVE_SECONDS} (2) the measured
+ * time of a point.
+ */
+final class Curves {
+
+	/** All the curves, in the order they run. */
+	static final List<String> ALL = List.of("threads", "jvms", "table-size", "held-leases", "reaper");
+
+	/** Threads in the JVM curve's worker JVMs. */
+	static final int JVM_THREADS = 8;
+
+	/** Keys of the shared pool of the threads curve. */
+	static final int SHARED_KEYS = 16;
+
+	/** Threads acquiring while the reaper runs. */
+	static final int REAPER_THREADS = 4;
+
+	/** The watchdog curve renews every second (a lease of ten): ten times the default's statements. */
+	static final Duration WATCHDOG_RENEWAL = Duration.ofSeconds(1);
+
+	static final Duration WATCHDOG_LEASE = Duration.ofSeconds(10);
+
+	private final BenchSettings settings;
+
+	private final String runId;
+
+	private final boolean full;
+
+	private final Duration point;
+
+	private final Set<String> chosen;
+
+	Curves(BenchSettings settings, String runId) {
+		this.settings = settings;
+		this.runId = runId;
+		this.full = Boolean.getBoolean("bench.full") || Boolean.parseBoolean(System.getenv("DB_LOCK_BENCH_FULL"));
+		Map<String, String> env = System.getenv();
+		this.point = Duration.ofMillis(Math.round(1000 * Double.parseDouble(env.getOrDefault("DB_LOCK_BENCH_CURVE_SECONDS", "2"))));
+		String names = env.getOrDefault("DB_LOCK_BENCH_CURVES", String.join(",", ALL));
+		this.chosen = Arrays.stream(names.split(",")).map(String::trim).collect(Collectors.toSet());
+	}
+
+	boolean full() {
+		return this.full;
+	}
+
+	Duration point() {
+		return this.point;
+	}
+
+	/** Runs the chosen curves. */
+	List<Curve> run() throws Exception {
+		List<Curve> curves = new ArrayList<>();
+		for (String name : ALL) {
+			if (!this.chosen.contains(name)) {
+				continue;
+			}
+			long start = System.nanoTime();
+			System.out.println("Curve " + name + (this.full ? " (full)" : ""));
+			Curve curve = switch (name) {
+				case "threads" -> threads();
+				case "jvms" -> jvms();
+				case "table-size" -> tableSize();
+				case "held-leases" -> heldLeases();
+				case "reaper" -> reaper();
+				default -> throw new IllegalStateException(name);
+			};
+			curve.seconds = (System.nanoTime() - start) / 1e9;
+			curves.add(curve);
+		}
+		return curves;
+	}
+
+	// ---- threads in one JVM
+
+	private Curve threads() throws Exception {
+		int[] counts = this.full ? new int[] { 1, 2, 4, 8, 16, 32, 64 } : new int[] { 1, 2, 4, 8, 16, 32 };
+		Curve curve = new Curve("threads", "Threads in one JVM", "threads in one JVM (pool of "
+				+ this.settings.poolSize() + " connections)",
+				"db-lock's DbLockTemplate, acquire + release, nothing held; a new key every cycle, or a key drawn at "
+						+ "random from a shared pool of " + SHARED_KEYS + " every cycle. Latency is the acquisition's "
+						+ "(until held), of cycles that reached the database.");
+		for (boolean shared : new boolean[] { false, true }) {
+			String series = shared ? "pool of " + SHARED_KEYS + " keys" : "new key every cycle";
+			try (CurveLocks locks = new CurveLocks(this.settings, this.settings.poolSize())) {
+				LockContender contender = locks.contender();
+				boolean first = true;
+				for (int threads : counts) {
+					String prefix = this.runId + "-t" + (shared ? "s" : "n") + threads;
+					KeyScheme keys = shared ? (thread, cycle) -> prefix + "-" + ThreadLocalRandom.current().nextInt(SHARED_KEYS)
+							: KeyScheme.newEachCycle(prefix);
+					window(new CycleLoop(contender, threads, shared ? keys : KeyScheme.newEachCycle(prefix + "w"), 0),
+							first ? this.settings.warmup() : Duration.ofMillis(300));
+					first = false;
+					long statements = StatementTally.all();
+					Outcome outcome = window(new CycleLoop(contender, threads, keys, 0), this.point);
+					statements = StatementTally.all() - statements;
+					double seconds = outcome.seconds();
+					Map<String, Double> values = new LinkedHashMap<>();
+					values.put("database cycles/s", outcome.databaseCycles() / seconds);
+					values.put("acquire p50 ms", Latencies.millis(outcome.acquireLatencies, 50));
+					values.put("acquire p99 ms", Latencies.millis(outcome.acquireLatencies, 99));
+					values.put("cycle p50 ms", Latencies.millis(outcome.latencies, 50));
+					values.put("cycle p99 ms", Latencies.millis(outcome.latencies, 99));
+					values.put("statements/database cycle",
+							(outcome.databaseCycles() > 0) ? statements / (double) outcome.databaseCycles() : Double.NaN);
+					values.put("errors", (double) outcome.errors);
+					curve.add(series, threads, values, Map.of());
+					local(curve, series, threads, outcome, seconds);
+					progress(curve, series, threads, values);
+				}
+			}
+		}
+		curve.chart("Database cycles/s against threads", "cycles/s", true, "database cycles/s");
+		curve.chart("Acquisition latency against threads", "ms", true, "acquire p50 ms", "acquire p99 ms");
+		curve.growth = "new key: throughput " + curve.growthOf("new key every cycle", "database cycles/s")
+				+ ", acquire p50 " + curve.growthOf("new key every cycle", "acquire p50 ms") + "; shared pool: throughput "
+				+ curve.growthOf("pool of " + SHARED_KEYS + " keys", "database cycles/s") + ", acquire p50 "
+				+ curve.growthOf("pool of " + SHARED_KEYS + " keys", "acquire p50 ms");
+		return curve;
+	}
+
+	// ---- JVMs
+
+	private Curve jvms() throws Exception {
+		int most = this.full ? 4 : 3;
+		Curve curve = new Curve("jvms", "JVMs", "JVMs x " + JVM_THREADS + " threads",
+				"Worker JVMs started on the same class path, " + JVM_THREADS + " threads each, db-lock's DbLockTemplate "
+						+ "(table bench_db_lock): on one hot key, each holder holding it 1 ms (utilisation = time held / "
+						+ "wall time; hand-off = one holder's end to the next one's start; across JVMs = the next holder "
+						+ "in another JVM), and on distinct keys (a key per thread, nothing held).");
+		HotKeyRun run = new HotKeyRun(this.settings.withMeasure(this.point.plusSeconds(1)), this.runId + "-curve");
+		for (int jvms = 1; jvms <= most; jvms++) {
+			HotKeyRun.JvmsOutcome hot = run.run(ContenderKind.DB_LOCK, jvms, JVM_THREADS, false);
+			HotKeyRun.Holds holds = HotKeyRun.holds(hot);
+			Measurement.HotKeyStats stats = new Measurement.HotKeyStats(holds.utilisation(), 0, 0, 0, 0,
+					holds.overlaps(), hot.jvmCycles());
+			Map<String, Double> values = new LinkedHashMap<>();
+			values.put("utilisation %", 100 * holds.utilisation());
+			values.put("smallest JVM share %", 100 * stats.smallestShare());
+			values.put("hand-off p50 ms", Latencies.millis(holds.handoffs(), 50));
+			values.put("hand-off p99 ms", Latencies.millis(holds.handoffs(), 99));
+			values.put("across JVMs p50 ms", Latencies.millis(holds.crossJvmHandoffs(), 50));
+			values.put("across JVMs p99 ms", Latencies.millis(holds.crossJvmHandoffs(), 99));
+			values.put("holds/s", holds.cycles() / hot.seconds());
+			values.put("overlaps", (double) holds.overlaps());
+			values.put("timeouts and errors", (double) hot.outcome().errors);
+			curve.add("one hot key, 1 ms holds", jvms, values, Map.of("each JVM's share", stats.shares()));
+			local(curve, "one hot key, 1 ms holds", jvms, hot.outcome(), hot.outcome().seconds());
+			progress(curve, "one hot key", jvms, values);
+
+			HotKeyRun.JvmsOutcome distinct = run.run(ContenderKind.DB_LOCK, jvms, JVM_THREADS, true);
+			Measurement.HotKeyStats shares = new Measurement.HotKeyStats(0, 0, 0, 0, 0, 0, distinct.jvmCycles());
+			Outcome outcome = distinct.outcome();
+			Map<String, Double> own = new LinkedHashMap<>();
+			own.put("database cycles/s", outcome.databaseCycles() / distinct.seconds());
+			own.put("acquire p50 ms", Latencies.millis(outcome.acquireLatencies, 50));
+			own.put("acquire p99 ms", Latencies.millis(outcome.acquireLatencies, 99));
+			own.put("smallest JVM share %", 100 * shares.smallestShare());
+			own.put("timeouts and errors", (double) outcome.errors);
+			curve.add("distinct keys", jvms, own, Map.of("each JVM's share", shares.shares()));
+			local(curve, "distinct keys", jvms, outcome, outcome.seconds());
+			progress(curve, "distinct keys", jvms, own);
+		}
+		curve.chart("Hot key: utilisation and the smallest JVM's share", "%", false, "utilisation %",
+				"smallest JVM share %");
+		curve.chart("Hot key: hand-off latency", "ms", false, "hand-off p50 ms", "hand-off p99 ms", "across JVMs p50 ms",
+				"across JVMs p99 ms");
+		curve.chart("Distinct keys: database cycles/s", "cycles/s", false, "database cycles/s");
+		curve.chart("Distinct keys: acquisition latency", "ms", false, "acquire p50 ms", "acquire p99 ms");
+		curve.growth = "hot key: utilisation " + curve.growthOf("one hot key, 1 ms holds", "utilisation %")
+				+ ", hand-off p50 " + curve.growthOf("one hot key, 1 ms holds", "hand-off p50 ms")
+				+ "; distinct keys: throughput " + curve.growthOf("distinct keys", "database cycles/s") + ", acquire p50 "
+				+ curve.growthOf("distinct keys", "acquire p50 ms");
+		return curve;
+	}
+
+	// ---- the table's size
+
+	private Curve tableSize() throws Exception {
+		long[] sizes = this.full ? new long[] { 1_000, 10_000, 100_000, 1_000_000 } : new long[] { 1_000, 10_000, 100_000 };
+		Curve curve = new Curve("table-size", "Rows in the lock table", "other live leases in the table",
+				"Filler rows (other owners' leases, live for a day) written in bulk with one INSERT ... SELECT per "
+						+ "100,000, the table analysed; then one thread, a new key every cycle (acquire + release), and "
+						+ "a reaper pass that finds nothing expired (DELETE ... WHERE expires_at <= now, by the "
+						+ "expiry index).");
+		try (CurveLocks locks = new CurveLocks(this.settings, this.settings.poolSize())) {
+			LockContender contender = locks.contender();
+			LockReaper reaper = locks.reaper();
+			locks.empty();
+			long filled = 0;
+			boolean first = true;
+			for (long size : sizes) {
+				long fillStart = System.nanoTime();
+				locks.fill(this.runId + "-filler", filled, size, false);
+				filled = size;
+				analyse(locks);
+				double fillSeconds = (System.nanoTime() - fillStart) / 1e9;
+				String prefix = this.runId + "-rows" + size;
+				window(new CycleLoop(contender, 1, KeyScheme.newEachCycle(prefix + "w"), 0),
+						first ? this.settings.warmup() : Duration.ofMillis(300));
+				first = false;
+				Outcome outcome = window(new CycleLoop(contender, 1, KeyScheme.newEachCycle(prefix), 0), this.point);
+				long[] passes = new long[9];
+				for (int i = 0; i < passes.length; i++) {
+					long start = System.nanoTime();
+					reaper.reap();
+					passes[i] = System.nanoTime() - start;
+				}
+				Arrays.sort(passes);
+				Map<String, Double> values = new LinkedHashMap<>();
+				values.put("cycle p50 ms", Latencies.millis(outcome.latencies, 50));
+				values.put("cycle p99 ms", Latencies.millis(outcome.latencies, 99));
+				values.put("database cycles/s", outcome.databaseCycles() / outcome.seconds());
+				values.put("reaper pass (nothing expired) ms", passes[passes.length / 2] / 1e6);
+				values.put("rows", (double) locks.rows());
+				values.put("fill s", fillSeconds);
+				curve.add("", size, values, Map.of());
+				progress(curve, "", size, values);
+			}
+			reaper.close();
+			locks.empty();
+		}
+		curve.chart("Acquire + release latency against the table's size", "ms", true, "cycle p50 ms", "cycle p99 ms");
+		curve.chart("A reaper pass that finds nothing expired", "ms", true, "reaper pass (nothing expired) ms");
+		curve.growth = "acquire + release p50 " + curve.growthOf("", "cycle p50 ms") + ", p99 "
+				+ curve.growthOf("", "cycle p99 ms") + "; reaper pass " + curve.growthOf("", "reaper pass (nothing expired) ms");
+		return curve;
+	}
+
+	private void analyse(CurveLocks locks) {
+		new JdbcTemplate(locks.pool).execute(this.settings.postgresql() ? "ANALYZE " + CurveLocks.TABLE
+				: "ANALYZE TABLE " + CurveLocks.TABLE);
+	}
+
+	// ---- held leases: the watchdog
+
+	private Curve heldLeases() throws Exception {
+		int[] counts = this.full ? new int[] { 10, 100, 1_000, 10_000, 30_000 } : new int[] { 10, 100, 1_000, 10_000 };
+		Curve curve = new Curve("held-leases", "Leases held by one JVM", "leases held and renewed by one JVM",
+				"One JVM acquires the leases (distinct keys, on " + this.settings.poolSize() + " threads), holds them "
+						+ "while its watchdog renews them every " + WATCHDOG_RENEWAL.toSeconds() + " s (lease "
+						+ WATCHDOG_LEASE.toSeconds() + " s; the default renews a 30 s lease every 10 s, a tenth of "
+						+ "this), measured over " + this.point.plusSeconds(3).toSeconds() + " s: the watchdog's "
+						+ "statements/s, the time its renewing thread spent in statements (busy), the CPU of the "
+						+ "watchdog's threads and of the whole JVM (of one core), and at the end the oldest renewal "
+						+ "(now minus the latest renewal's start, from the lease's end in the database's time: the "
+						+ "database runs on the same machine, so on the same clock; keeping up means at most the "
+						+ "renewal interval and a sweep) and the leases lost.");
+		ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+		com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean) ManagementFactory
+			.getOperatingSystemMXBean();
+		Duration window = this.point.plusSeconds(3);
+		for (int count : counts) {
+			try (CurveLocks locks = new CurveLocks(this.settings, this.settings.poolSize(), WATCHDOG_LEASE,
+					WATCHDOG_RENEWAL)) {
+				List<LockHandle> held = acquireAll(locks, this.runId + "-held" + count, count);
+				Thread.sleep(WATCHDOG_RENEWAL.toMillis());
+				long statements = StatementTally.watchdog();
+				long busy = StatementTally.watchdogNanos();
+				long cpu = watchdogCpu(threads);
+				long process = os.getProcessCpuTime();
+				long start = System.nanoTime();
+				Thread.sleep(window.toMillis());
+				double seconds = (System.nanoTime() - start) / 1e9;
+				statements = StatementTally.watchdog() - statements;
+				busy = StatementTally.watchdogNanos() - busy;
+				cpu = watchdogCpu(threads) - cpu;
+				process = os.getProcessCpuTime() - process;
+				long lost = held.stream().filter((handle) -> !handle.isHeld()).count();
+				java.time.Instant now = java.time.Instant.now();
+				double oldest = held.stream()
+					.mapToDouble((handle) -> Duration.between(handle.expiresAt().minus(WATCHDOG_LEASE), now).toNanos() / 1e9)
+					.max()
+					.orElse(Double.NaN);
+				releaseAll(held);
+				double busyShare = busy / 1e9 / seconds;
+				Map<String, Double> values = new LinkedHashMap<>();
+				values.put("statements/s", statements / seconds);
+				values.put("leases renewed/s", count / (double) WATCHDOG_RENEWAL.toSeconds());
+				values.put("renewing thread busy %", 100 * busyShare);
+				values.put("watchdog CPU %", 100 * cpu / 1e9 / seconds);
+				values.put("JVM CPU %", 100 * process / 1e9 / seconds);
+				values.put("oldest renewal s", oldest);
+				values.put("lost", (double) lost);
+				values.put("leases/s at 100% busy", (busyShare > 0) ? count / (double) WATCHDOG_RENEWAL.toSeconds() / busyShare
+						: Double.NaN);
+				curve.add("", count, values, Map.of());
+				progress(curve, "", count, values);
+			}
+		}
+		curve.chart("Watchdog statements/s against leases held", "statements/s", true, "statements/s");
+		curve.chart("Watchdog: busy and CPU against leases held", "% of one core", true, "renewing thread busy %",
+				"watchdog CPU %", "JVM CPU %");
+		curve.growth = "statements/s " + curve.growthOf("", "statements/s") + ", renewing thread busy "
+				+ curve.growthOf("", "renewing thread busy %") + ", watchdog CPU " + curve.growthOf("", "watchdog CPU %");
+		return curve;
+	}
+
+	private static long watchdogCpu(ThreadMXBean threads) {
+		long total = 0;
+		for (ThreadInfo info : threads.getThreadInfo(threads.getAllThreadIds())) {
+			if (info != null && info.getThreadName().startsWith("db-lock-watchdog-")) {
+				long cpu = threads.getThreadCpuTime(info.getThreadId());
+				total += Math.max(cpu, 0);
+			}
+		}
+		return total;
+	}
+
+	private List<LockHandle> acquireAll(CurveLocks locks, String prefix, int count) throws Exception {
+		ExecutorService executor = Executors.newFixedThreadPool(this.settings.poolSize());
+		try {
+			List<Future<LockHandle>> futures = new ArrayList<>(count);
+			for (int i = 0; i < count; i++) {
+				String key = prefix + "-" + i;
+				futures.add(executor.submit(() -> locks.template.acquire(key, null, null)));
+			}
+			List<LockHandle> held = new ArrayList<>(count);
+			for (Future<LockHandle> future : futures) {
+				held.add(future.get());
+			}
+			return held;
+		}
+		finally {
+			executor.shutdown();
+		}
+	}
+
+	private void releaseAll(List<LockHandle> held) throws Exception {
+		ExecutorService executor = Executors.newFixedThreadPool(this.settings.poolSize());
+		try {
+			List<Future<?>> futures = new ArrayList<>(held.size());
+			for (LockHandle handle : held) {
+				futures.add(executor.submit(handle::close));
+			}
+			for (Future<?> future : futures) {
+				future.get();
+			}
+		}
+		finally {
+			executor.shutdown();
+		}
+	}
+
+	// ---- the reaper
+
+	private Curve reaper() throws Exception {
+		long[] counts = this.full ? new long[] { 10_000, 100_000, 1_000_000 } : new long[] { 10_000, 100_000 };
+		Curve curve = new Curve("reaper", "The reaper", "expired rows to delete",
+				"Expired rows written in bulk, then one reaper run (LockReaper.reap(): DELETE ... LIMIT "
+						+ new io.github.dblock.autoconfigure.DbLockProperties().getReaper().getBatchSize()
+						+ " until a batch comes back short) while " + REAPER_THREADS + " threads acquire and release new "
+						+ "keys (running from 0.3 s before; the cycles that start while it runs count); against the "
+						+ "same threads for " + this.point.toSeconds() + " s just before, without the reaper.");
+		try (CurveLocks locks = new CurveLocks(this.settings, this.settings.poolSize())) {
+			LockContender contender = locks.contender();
+			LockReaper reaper = locks.reaper();
+			boolean first = true;
+			for (long count : counts) {
+				locks.empty();
+				String prefix = this.runId + "-reap" + count;
+				window(new CycleLoop(contender, REAPER_THREADS, KeyScheme.newEachCycle(prefix + "w"), 0),
+						first ? this.settings.warmup() : Duration.ofMillis(300));
+				first = false;
+				Outcome baseline = window(new CycleLoop(contender, REAPER_THREADS, KeyScheme.newEachCycle(prefix + "b"), 0),
+						this.point);
+				locks.fill(prefix + "-expired", 0, count, true);
+				analyse(locks);
+				CycleLoop during = new CycleLoop(contender, REAPER_THREADS, KeyScheme.newEachCycle(prefix + "d"), 0);
+				// the threads run a moment before the reaper starts; only the cycles that start while it runs count
+				during.recording(false);
+				long loopStart = System.nanoTime() + Duration.ofMillis(20).toNanos();
+				Outcome[] outcome = new Outcome[1];
+				Thread acquirers = new Thread(() -> {
+					try {
+						outcome[0] = during.run(loopStart, Long.MAX_VALUE);
+					}
+					catch (InterruptedException ex) {
+						Thread.currentThread().interrupt();
+					}
+				}, "reaper-curve-acquirers");
+				acquirers.start();
+				CycleLoop.parkUntil(loopStart + Duration.ofMillis(300).toNanos());
+				during.recording(true);
+				long start = System.nanoTime();
+				int deleted = reaper.reap();
+				double seconds = (System.nanoTime() - start) / 1e9;
+				during.recording(false);
+				during.stop();
+				acquirers.join();
+				Outcome concurrent = outcome[0];
+				Map<String, Double> values = new LinkedHashMap<>();
+				values.put("rows deleted/s", deleted / seconds);
+				values.put("reaper run s", seconds);
+				values.put("deleted", (double) deleted);
+				values.put("acquire p50 ms, reaper running", Latencies.millis(concurrent.acquireLatencies, 50));
+				values.put("acquire p99 ms, reaper running", Latencies.millis(concurrent.acquireLatencies, 99));
+				values.put("acquire p50 ms, no reaper", Latencies.millis(baseline.acquireLatencies, 50));
+				values.put("acquire p99 ms, no reaper", Latencies.millis(baseline.acquireLatencies, 99));
+				values.put("database cycles/s, reaper running", concurrent.databaseCycles() / seconds);
+				values.put("database cycles/s, no reaper", baseline.databaseCycles() / baseline.seconds());
+				curve.add("", count, values, Map.of());
+				progress(curve, "", count, values);
+			}
+			reaper.close();
+			locks.empty();
+		}
+		curve.chart("Reaper: rows deleted per second", "rows/s", true, "rows deleted/s");
+		curve.chart("Acquisitions while the reaper runs", "ms", true, "acquire p50 ms, reaper running",
+				"acquire p99 ms, reaper running", "acquire p50 ms, no reaper", "acquire p99 ms, no reaper");
+		curve.chart("Database cycles/s while the reaper runs", "cycles/s", true, "database cycles/s, reaper running",
+				"database cycles/s, no reaper");
+		curve.growth = "reaper run time " + curve.growthOf("", "reaper run s") + "; rows/s "
+				+ curve.growthOf("", "rows deleted/s") + "; concurrent acquire p99 "
+				+ curve.growthOf("", "acquire p99 ms, reaper running");
+		return curve;
+	}
+
+	// ---- helpers
+
+	private static void local(Curve curve, String series, double x, Outcome outcome, double seconds) {
+		if (outcome.localCycles() > 0) {
+			curve.localRows.add(new Curve.LocalRow(series, x, Measurement.LocalCycles.of(outcome, seconds),
+					outcome.databaseCycles()));
+		}
+	}
+
+	private static Outcome window(CycleLoop loop, Duration length) throws InterruptedException {
+		long start = System.nanoTime() + Duration.ofMillis(20).toNanos();
+		return loop.run(start, start + length.toNanos());
+	}
+
+	private static void progress(Curve curve, String series, double x, Map<String, Double> values) {
+		System.out.println("  " + curve.id + " " + series + " " + Curve.format(x) + ": " + values.entrySet()
+			.stream()
+			.map((e) -> e.getKey() + " " + String.format("%.2f", e.getValue()))
+			.collect(Collectors.joining(", ")));
+	}
+
+}
