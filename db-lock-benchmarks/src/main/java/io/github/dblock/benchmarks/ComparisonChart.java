@@ -79,6 +79,9 @@ final class ComparisonChart {
 			case DB_LOCK_TRANSACTION_TOKEN -> new Color(0xc4, 0x9c, 0x94);
 			case DB_LOCK_TRANSACTION_ROWS_EXIST -> new Color(0xe3, 0x77, 0xc2);
 			case SELECT_FOR_UPDATE -> new Color(0xbc, 0xbd, 0x22);
+			case DB_LOCK_READ -> new Color(0x17, 0xbe, 0xcf);
+			case DB_LOCK_WRITE -> new Color(0x0b, 0x6e, 0x7a);
+			case DB_LOCK_FAIR -> new Color(0x39, 0x3b, 0x79);
 		};
 	}
 

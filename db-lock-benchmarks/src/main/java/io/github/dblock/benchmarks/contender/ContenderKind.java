@@ -55,7 +55,19 @@ public enum ContenderKind {
 			(dataSource, prepare) -> new DbLockModeContender(dataSource, prepare, DbLockMode.TRANSACTION, false, true)),
 
 	/** The transaction mode's hand-written counterpart: SELECT ... FOR UPDATE on a row that exists. */
-	SELECT_FOR_UPDATE("SELECT ... FOR UPDATE", false, Set.of(1, 2), SelectForUpdateContender::new);
+	SELECT_FOR_UPDATE("SELECT ... FOR UPDATE", false, Set.of(1, 2), SelectForUpdateContender::new),
+
+	/** db-lock's read lock (a reader's row with its own lease), compared with the lease cycle, {@link #DB_LOCK}. */
+	DB_LOCK_READ("db-lock READ", true, Set.of(1, 2),
+			(dataSource, prepare) -> new DbLockModeContender(dataSource, prepare, DbLockMode.READ, false)),
+
+	/** db-lock's write lock (an intent and a writer's row), compared with the lease cycle. */
+	DB_LOCK_WRITE("db-lock WRITE", true, Set.of(1, 2),
+			(dataSource, prepare) -> new DbLockModeContender(dataSource, prepare, DbLockMode.WRITE, false)),
+
+	/** db-lock's fair lock (a ticket in a queue), compared with the lease cycle; also on the hot key. */
+	DB_LOCK_FAIR("db-lock FAIR", true, Set.of(1, 2, 3),
+			(dataSource, prepare) -> new DbLockModeContender(dataSource, prepare, DbLockMode.FAIR, false));
 
 	private final String label;
 
@@ -78,20 +90,22 @@ public enum ContenderKind {
 	}
 
 	/**
-	 * What a lock mode of db-lock is compared with: its hand-written counterpart.
+	 * What a lock mode of db-lock is compared with: its hand-written counterpart (the
+	 * lease cycle for the read/write and fair modes).
 	 * @return the counterpart, or {@code null} for the lease mode and the others
 	 */
 	public @Nullable ContenderKind counterpart() {
 		return switch (this) {
 			case DB_LOCK_NAMED, DB_LOCK_NAMED_TOKEN -> GET_LOCK;
 			case DB_LOCK_TRANSACTION, DB_LOCK_TRANSACTION_TOKEN, DB_LOCK_TRANSACTION_ROWS_EXIST -> SELECT_FOR_UPDATE;
+			case DB_LOCK_READ, DB_LOCK_WRITE, DB_LOCK_FAIR -> DB_LOCK;
 			default -> null;
 		};
 	}
 
 	/**
 	 * Whether it runs in a scenario: the lock modes' comparisons run in scenarios 1 and 2
-	 * only.
+	 * only (the fair mode also on the hot key).
 	 * @param scenario the scenario's number
 	 * @return whether it runs there
 	 */

@@ -29,7 +29,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * {@link TransactionTemplate} over a {@link DataSourceTransactionManager}, in which the key's
  * row of {@code bench_db_lock_keys} is locked; the commit releases it;</li>
  * <li>{@link DbLockMode#NAMED}: {@code GET_LOCK} on a pooled connection, held until the
- * handle is closed.</li>
+ * handle is closed;</li>
+ * <li>{@link DbLockMode#READ}, {@link DbLockMode#WRITE} and {@link DbLockMode#FAIR}: a row
+ * of their own tables with the default lease, renewed while held.</li>
  * </ul>
  * With {@code readToken}, the critical section reads the handle's fencing token first, which
  * draws it (one statement in the transaction mode, two in the named mode on MariaDB/MySQL).
@@ -69,7 +71,7 @@ final class DbLockModeContender implements LockContender {
 		SqlDialect dialect = SqlDialects.detect(dataSource, TABLE);
 		this.keyTable = dialect.keyTable();
 		if (prepare) {
-			// V3 creates the key table
+			// V3 creates the key table, V4 and V5 the read/write and fair tables
 			new DbLockSchemaMigration(dataSource, dialect).afterPropertiesSet();
 			// key rows of runs an hour ago and more (keys start with the run id, "r" and its start in base 36)
 			this.jdbc.update("DELETE FROM " + this.keyTable + " WHERE lock_key LIKE 'r%' AND "
