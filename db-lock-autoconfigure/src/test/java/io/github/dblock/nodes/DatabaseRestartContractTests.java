@@ -46,6 +46,15 @@ abstract class DatabaseRestartContractTests {
 		return true;
 	}
 
+	/**
+	 * Reports what the server counted of the run, after it: nothing by default.
+	 * @param server the server, running again
+	 * @param acquisitions the acquisitions the nodes made (their increments)
+	 * @param seconds how long the nodes ran
+	 */
+	protected void report(OwnServer server, long acquisitions, double seconds) {
+	}
+
 	@Test
 	void theDatabaseKilledAndRestartedMidRun() throws Exception {
 		try (OwnServer database = start()) {
@@ -63,6 +72,7 @@ abstract class DatabaseRestartContractTests {
 						+ " PRIMARY KEY, token BIGINT, counter_value BIGINT)");
 				jdbc.update("INSERT INTO chaos_counter VALUES (1, 0, 0)");
 				TestDatabase.Connection connection = new TestDatabase.Connection(database.url(), database.user(), "", false);
+				long started = System.nanoTime();
 				try {
 					for (int i = 0; i < PROCESSES; i++) {
 						nodes.add(NodeSupport.start(DatabaseRestartNode.class, connection, THREADS, stop));
@@ -87,6 +97,7 @@ abstract class DatabaseRestartContractTests {
 				}
 				long increments = sum(results, "increments");
 				long workErrors = sum(results, "workErrors");
+				report(database, increments, (System.nanoTime() - started) / 1e9);
 				long counter = counter(jdbc);
 				System.out.println("restart: counter=" + counter + " increments=" + increments + " workErrors="
 						+ workErrors + " rejected=" + sum(results, "rejected") + " databaseErrors="

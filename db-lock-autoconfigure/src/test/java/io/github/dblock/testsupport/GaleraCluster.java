@@ -147,6 +147,28 @@ public final class GaleraCluster implements OwnServer {
 		}
 	}
 
+	/**
+	 * The certification conflicts the members counted since they started: transactions
+	 * refused at commit ({@code wsrep_local_cert_failures}) and local transactions aborted by
+	 * a replicated one ({@code wsrep_local_bf_aborts}). A member started again counts from 0.
+	 * @return the sum over the members
+	 */
+	public long certificationConflicts() {
+		long conflicts = 0;
+		for (OwnMariaDb member : this.members) {
+			try (Connection connection = member.connect(); Statement statement = connection.createStatement();
+					ResultSet rs = statement.executeQuery("SELECT SUM(VARIABLE_VALUE) FROM information_schema.GLOBAL_STATUS "
+							+ "WHERE VARIABLE_NAME IN ('WSREP_LOCAL_CERT_FAILURES', 'WSREP_LOCAL_BF_ABORTS')")) {
+				rs.next();
+				conflicts += rs.getLong(1);
+			}
+			catch (SQLException ex) {
+				throw new IllegalStateException("Galera member on port " + member.port() + " did not answer", ex);
+			}
+		}
+		return conflicts;
+	}
+
 	@Override
 	public void close() throws Exception {
 		Exception failure = null;
