@@ -363,8 +363,8 @@ public class DbLockProperties {
 	public static class Recovery {
 
 		/**
-		 * The longest a lease-mode hold may last: the recovery job frees older ones (their
-		 * holders find their leases lost) and logs each at WARN. Unset: none is freed.
+		 * The longest a lease or read/write hold may last: the recovery job frees older ones
+		 * (their holders find their leases lost) and logs each at WARN. Unset: none is freed.
 		 */
 		private @Nullable Duration maxHold;
 
