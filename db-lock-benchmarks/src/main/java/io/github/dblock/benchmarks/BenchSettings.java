@@ -48,6 +48,11 @@ record BenchSettings(String url, String user, String password, int poolSize, Dur
 		return new BenchSettings(this.url, this.user, this.password, size, this.warmup, this.measure, this.rounds);
 	}
 
+	/** These settings on another database. */
+	BenchSettings withDatabase(String url, String user, String password) {
+		return new BenchSettings(url, user, password, this.poolSize, this.warmup, this.measure, this.rounds);
+	}
+
 	/** These settings with another measured time. */
 	BenchSettings withMeasure(Duration time) {
 		return new BenchSettings(this.url, this.user, this.password, this.poolSize, this.warmup, time, this.rounds);

@@ -3,6 +3,8 @@ package io.github.dblock.benchmarks;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -20,22 +22,30 @@ import io.github.dblock.LockHandle;
 import io.github.dblock.benchmarks.contender.ContenderKind;
 import io.github.dblock.benchmarks.contender.LockContender;
 import io.github.dblock.core.LockReaper;
+import io.github.dblock.testsupport.GaleraCluster;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * How db-lock's cost grows with work, on the database of the settings (MariaDB, MySQL or
  * PostgreSQL): against threads in one JVM, against JVMs, against the lock table's size,
- * against the leases one JVM holds (the watchdog), and the reaper. Each curve is a list of
+ * against the leases one JVM holds (the watchdog), the reaper, and on a Galera cluster the run
+ * starts (MariaDB, where Galera is installed). Each curve is a list of
  * points measured one after the other; {@code -Dbench.full} adds the long points (64
  * threads, 4 JVMs, 10^6 rows). {@code DB_LOCK_BENCH_CURVES} (e.g. {@code threads,reaper},
- * or {@code none}) chooses the curves, {@code DB_LOCK_BENCH_CURVE_SECONDS} (2) the measured
+ * or {@code none}; {@code galera} runs only when named) chooses the curves, {@code DB_LOCK_BENCH_CURVE_SECONDS} (2) the measured
  * time of a point.
  */
 final class Curves {
 
 	/** All the curves, in the order they run. */
-	static final List<String> ALL = List.of("threads", "jvms", "table-size", "held-leases", "reaper");
+	static final List<String> ALL = List.of("threads", "jvms", "table-size", "held-leases", "reaper", "galera");
+
+	/** Galera's library, from Debian's {@code galera-4}: the galera curve runs where it is installed. */
+	static final Path GALERA = Path.of("/usr/lib/galera/libgalera_smm.so");
+
+	/** Members of the galera curve's cluster. */
+	static final int GALERA_MEMBERS = 3;
 
 	/** Threads in the JVM curve's worker JVMs. */
 	static final int JVM_THREADS = 8;
@@ -67,7 +77,8 @@ final class Curves {
 		this.full = Boolean.getBoolean("bench.full") || Boolean.parseBoolean(System.getenv("DB_LOCK_BENCH_FULL"));
 		Map<String, String> env = System.getenv();
 		this.point = Duration.ofMillis(Math.round(1000 * Double.parseDouble(env.getOrDefault("DB_LOCK_BENCH_CURVE_SECONDS", "2"))));
-		String names = env.getOrDefault("DB_LOCK_BENCH_CURVES", String.join(",", ALL));
+		// the galera curve starts a cluster of its own: asked for by name
+		String names = env.getOrDefault("DB_LOCK_BENCH_CURVES", String.join(",", ALL.subList(0, ALL.size() - 1)));
 		this.chosen = Arrays.stream(names.split(",")).map(String::trim).collect(Collectors.toSet());
 	}
 
@@ -94,12 +105,79 @@ final class Curves {
 				case "table-size" -> tableSize();
 				case "held-leases" -> heldLeases();
 				case "reaper" -> reaper();
+				case "galera" -> galera();
 				default -> throw new IllegalStateException(name);
 			};
 			curve.seconds = (System.nanoTime() - start) / 1e9;
 			curves.add(curve);
 		}
 		return curves;
+	}
+
+	// ---- a Galera cluster
+
+	/**
+	 * The threads curve on a 3-member Galera cluster the run starts on loopback (the tests'
+	 * {@link GaleraCluster}), connections spread over every member: throughput, and the
+	 * certification conflicts per cycle (conflicts between members, which db-lock retries as
+	 * attempts that did not acquire). Runs with a MariaDB URL where Galera is installed; the
+	 * cluster is torn down after.
+	 */
+	private Curve galera() throws Exception {
+		int[] counts = this.full ? new int[] { 1, 4, 16, 32 } : new int[] { 1, 4, 16 };
+		Curve curve = new Curve("galera", "A " + GALERA_MEMBERS + "-member Galera cluster",
+				"threads in one JVM (connections spread over " + GALERA_MEMBERS + " members)",
+				"A MariaDB Galera cluster of " + GALERA_MEMBERS + " members started by the run on loopback (galera-4, "
+						+ "state transfer by rsync), reached through jdbc:mariadb:loadbalance: (each connection to one "
+						+ "member); db-lock's DbLockTemplate, acquire + release, nothing held; a new key every cycle, or "
+						+ "a key drawn at random from a shared pool of " + SHARED_KEYS + ". Certification conflicts are "
+						+ "the members' wsrep_local_cert_failures + wsrep_local_bf_aborts during the point.");
+		if (this.settings.postgresql() || !Files.isReadable(GALERA)) {
+			curve.growth = "not run: it needs a MariaDB URL and Galera (" + GALERA + ")";
+			return curve;
+		}
+		try (GaleraCluster cluster = GaleraCluster.start(GALERA_MEMBERS)) {
+			BenchSettings onCluster = this.settings.withDatabase(cluster.loadBalancedUrl(), cluster.user(), "");
+			for (boolean shared : new boolean[] { false, true }) {
+				String series = shared ? "pool of " + SHARED_KEYS + " keys" : "new key every cycle";
+				try (CurveLocks locks = new CurveLocks(onCluster, onCluster.poolSize())) {
+					LockContender contender = locks.contender();
+					boolean first = true;
+					for (int threads : counts) {
+						String prefix = this.runId + "-g" + (shared ? "s" : "n") + threads;
+						KeyScheme keys = shared
+								? (thread, cycle) -> prefix + "-" + ThreadLocalRandom.current().nextInt(SHARED_KEYS)
+								: KeyScheme.newEachCycle(prefix);
+						window(new CycleLoop(contender, threads, shared ? keys : KeyScheme.newEachCycle(prefix + "w"), 0),
+								first ? this.settings.warmup() : Duration.ofMillis(300));
+						first = false;
+						long conflicts = cluster.certificationConflicts();
+						Outcome outcome = window(new CycleLoop(contender, threads, keys, 0), this.point);
+						conflicts = cluster.certificationConflicts() - conflicts;
+						double seconds = outcome.seconds();
+						Map<String, Double> values = new LinkedHashMap<>();
+						values.put("database cycles/s", outcome.databaseCycles() / seconds);
+						values.put("acquire p50 ms", Latencies.millis(outcome.acquireLatencies, 50));
+						values.put("acquire p99 ms", Latencies.millis(outcome.acquireLatencies, 99));
+						values.put("certification conflicts/cycle",
+								(outcome.databaseCycles() > 0) ? conflicts / (double) outcome.databaseCycles() : Double.NaN);
+						values.put("errors", (double) outcome.errors);
+						curve.add(series, threads, values, Map.of());
+						local(curve, series, threads, outcome, seconds);
+						progress(curve, series, threads, values);
+					}
+				}
+			}
+		}
+		curve.chart("Galera: database cycles/s against threads", "cycles/s", true, "database cycles/s");
+		curve.chart("Galera: certification conflicts per cycle", "conflicts/cycle", true,
+				"certification conflicts/cycle");
+		curve.growth = "new key: throughput " + curve.growthOf("new key every cycle", "database cycles/s")
+				+ ", certification conflicts/cycle " + curve.growthOf("new key every cycle", "certification conflicts/cycle")
+				+ "; shared pool: throughput " + curve.growthOf("pool of " + SHARED_KEYS + " keys", "database cycles/s")
+				+ ", certification conflicts/cycle "
+				+ curve.growthOf("pool of " + SHARED_KEYS + " keys", "certification conflicts/cycle");
+		return curve;
 	}
 
 	// ---- threads in one JVM
