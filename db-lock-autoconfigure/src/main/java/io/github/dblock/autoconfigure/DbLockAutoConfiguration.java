@@ -116,10 +116,12 @@ public final class DbLockAutoConfiguration {
 		String readOnly;
 		String failover;
 		String cluster;
+		String stale;
 		try {
 			readOnly = dialect.readOnly(jdbc);
 			failover = (readOnly != null) ? null : dialect.failoverWarning(jdbc);
 			cluster = dialect.multiPrimaryCluster(jdbc);
+			stale = dialect.staleClusterReads(jdbc);
 		}
 		catch (DataAccessException ex) {
 			// not known: the migration, or the first lock, says what is wrong
@@ -131,6 +133,12 @@ public final class DbLockAutoConfiguration {
 					+ readOnly + ". Locks kept there would not be the primary's, and writing them fails.",
 					"Point db-lock at the primary: the application's spring.datasource.url, or db-lock.data-source "
 							+ "naming a DataSource of the primary.");
+		}
+		if (stale != null) {
+			throw new DbLockConfigurationException("db-lock's DataSource reaches a cluster where " + stale + ".",
+					"Make db-lock's connections wait for causality: add sessionVariables=wsrep_sync_wait=15 to the "
+							+ "JDBC URL (jdbc:mariadb:loadbalance://m1,m2,m3/db?sessionVariables=wsrep_sync_wait=15), or "
+							+ "set spring.datasource.hikari.connection-init-sql=SET SESSION wsrep_sync_wait=15.");
 		}
 		if (failover != null) {
 			logger.warn(failover + " (see the README, \"Replicated and clustered databases\")");

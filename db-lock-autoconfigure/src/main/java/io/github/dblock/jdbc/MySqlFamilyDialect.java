@@ -171,6 +171,26 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 		return null;
 	}
 
+	/**
+	 * On Galera: stale unless the session's {@code wsrep_sync_wait} covers reads (1),
+	 * updates and deletes (2) and inserts (4). Measured on a 3-member cluster, 4 threads of
+	 * one JVM on 16 keys through {@code jdbc:mariadb:loadbalance:}: without it, releases sent
+	 * to another member than their acquisition found no row, the keys stayed taken until their
+	 * leases ended and throughput fell to about 1 cycle/s; with {@code wsrep_sync_wait=15},
+	 * 1,397 cycles/s and nothing lost.
+	 */
+	@Override
+	public @Nullable String staleClusterReads(JdbcOperations jdbc) {
+		if (!"ON".equalsIgnoreCase(variable(jdbc, "wsrep_on"))) {
+			return null;
+		}
+		Integer syncWait = jdbc.queryForObject("SELECT @@session.wsrep_sync_wait", Integer.class);
+		return (syncWait != null && (syncWait & 7) == 7) ? null
+				: "this Galera member's sessions do not wait for causality (wsrep_sync_wait=" + syncWait
+						+ "): a release sent to another member than its acquisition can miss the lock's row, so that the "
+						+ "key stays taken until its lease ends and the lock is reported lost";
+	}
+
 	@Override
 	public @Nullable String readOnly(JdbcOperations jdbc) {
 		return "ON".equalsIgnoreCase(variable(jdbc, "read_only"))

@@ -534,6 +534,18 @@ public abstract class SqlDialect {
 	}
 
 	/**
+	 * Why this server's reads may miss writes committed on another node of its cluster, if
+	 * they may: on a Galera cluster whose sessions do not wait for causality
+	 * ({@code wsrep_sync_wait}), a release sent to one member can miss the row an acquisition
+	 * wrote through another a moment before.
+	 * @param jdbc runs statements in autocommit
+	 * @return the reason, or {@code null}
+	 */
+	public @Nullable String staleClusterReads(JdbcOperations jdbc) {
+		return null;
+	}
+
+	/**
 	 * What a failover of this server could lose, if anything is known to: on PostgreSQL,
 	 * standbys streaming asynchronously.
 	 * @param jdbc runs statements in autocommit

@@ -116,12 +116,34 @@ class MariaDbGaleraModesTests {
 	}
 
 	@Test
+	void sessionsThatDoNotWaitForCausalityFailStartUpWithTheFix() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+					DataSourceTransactionManagerAutoConfiguration.class, DbLockAutoConfiguration.class))
+			.withPropertyValues("spring.datasource.url=" + this.server.url(), "spring.datasource.username=root")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure()))
+					.isInstanceOf(DbLockConfigurationException.class)
+					.hasMessageContaining("wsrep_sync_wait=0")
+					.hasMessageContaining("a release sent to another member than its acquisition can miss the lock's row");
+			});
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+					DataSourceTransactionManagerAutoConfiguration.class, DbLockAutoConfiguration.class))
+			.withPropertyValues("spring.datasource.url=" + this.server.url(), "spring.datasource.username=root",
+					"spring.datasource.hikari.connection-init-sql=SET SESSION wsrep_sync_wait=15")
+			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
 	void aNamedLockMethodFailsStartUpOnTheCluster() {
 		new ApplicationContextRunner()
 			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
 					DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
 					AopAutoConfiguration.class, DbLockAutoConfiguration.class))
-			.withPropertyValues("spring.datasource.url=" + this.server.url(), "spring.datasource.username=root")
+			.withPropertyValues("spring.datasource.url=" + this.server.url() + "?sessionVariables=wsrep_sync_wait=15",
+					"spring.datasource.username=root")
 			.withUserConfiguration(NamedJob.class)
 			.run((context) -> {
 				assertThat(context).hasFailed();

@@ -80,7 +80,7 @@ public final class GaleraCluster implements OwnServer {
 	public String loadBalancedUrl() {
 		return "jdbc:mariadb:loadbalance://"
 				+ this.members.stream().map((member) -> "127.0.0.1:" + member.port()).collect(Collectors.joining(","))
-				+ "/test";
+				+ "/test?sessionVariables=wsrep_sync_wait=15";
 	}
 
 	@Override
