@@ -138,36 +138,13 @@ final class Curves {
 		}
 		try (GaleraCluster cluster = GaleraCluster.start(GALERA_MEMBERS)) {
 			BenchSettings onCluster = this.settings.withDatabase(cluster.loadBalancedUrl(), cluster.user(), "");
-			for (boolean shared : new boolean[] { false, true }) {
-				String series = shared ? "pool of " + SHARED_KEYS + " keys" : "new key every cycle";
-				try (CurveLocks locks = new CurveLocks(onCluster, onCluster.poolSize())) {
-					LockContender contender = locks.contender();
-					boolean first = true;
-					for (int threads : counts) {
-						String prefix = this.runId + "-g" + (shared ? "s" : "n") + threads;
-						KeyScheme keys = shared
-								? (thread, cycle) -> prefix + "-" + ThreadLocalRandom.current().nextInt(SHARED_KEYS)
-								: KeyScheme.newEachCycle(prefix);
-						window(new CycleLoop(contender, threads, shared ? keys : KeyScheme.newEachCycle(prefix + "w"), 0),
-								first ? this.settings.warmup() : Duration.ofMillis(300));
-						first = false;
-						long conflicts = cluster.certificationConflicts();
-						Outcome outcome = window(new CycleLoop(contender, threads, keys, 0), this.point);
-						conflicts = cluster.certificationConflicts() - conflicts;
-						double seconds = outcome.seconds();
-						Map<String, Double> values = new LinkedHashMap<>();
-						values.put("database cycles/s", outcome.databaseCycles() / seconds);
-						values.put("acquire p50 ms", Latencies.millis(outcome.acquireLatencies, 50));
-						values.put("acquire p99 ms", Latencies.millis(outcome.acquireLatencies, 99));
-						values.put("certification conflicts/cycle",
-								(outcome.databaseCycles() > 0) ? conflicts / (double) outcome.databaseCycles() : Double.NaN);
-						values.put("errors", (double) outcome.errors);
-						curve.add(series, threads, values, Map.of());
-						local(curve, series, threads, outcome, seconds);
-						progress(curve, series, threads, values);
-					}
-				}
-			}
+			threadPoints(curve, onCluster, counts, "g", (values, cycles, measure) -> {
+				long conflicts = cluster.certificationConflicts();
+				measure.run();
+				conflicts = cluster.certificationConflicts() - conflicts;
+				values.put("certification conflicts/cycle", (cycles.getAsLong() > 0) ? conflicts / (double) cycles.getAsLong()
+						: Double.NaN);
+			});
 		}
 		curve.chart("Galera: database cycles/s against threads", "cycles/s", true, "database cycles/s");
 		curve.chart("Galera: certification conflicts per cycle", "conflicts/cycle", true,
@@ -180,6 +157,67 @@ final class Curves {
 		return curve;
 	}
 
+	/** What a threads-like curve measures around each point beside the common values. */
+	@FunctionalInterface
+	private interface PointExtra {
+
+		void measure(Map<String, Double> values, java.util.function.LongSupplier databaseCycles, ThrowingRunnable point)
+				throws Exception;
+
+	}
+
+	@FunctionalInterface
+	private interface ThrowingRunnable {
+
+		void run() throws Exception;
+
+	}
+
+	/**
+	 * The points of a curve against threads in one JVM, on a database: a new key every cycle,
+	 * then a key drawn from a shared pool of {@value #SHARED_KEYS}; cycles/s, acquire and cycle
+	 * latencies and errors, and what {@code extra} measures around the point.
+	 */
+	private void threadPoints(Curve curve, BenchSettings on, int[] counts, String tag, PointExtra extra)
+			throws Exception {
+		for (boolean shared : new boolean[] { false, true }) {
+			String series = shared ? "pool of " + SHARED_KEYS + " keys" : "new key every cycle";
+			try (CurveLocks locks = new CurveLocks(on, on.poolSize())) {
+				LockContender contender = locks.contender();
+				boolean first = true;
+				for (int threads : counts) {
+					String prefix = this.runId + "-" + tag + (shared ? "s" : "n") + threads;
+					KeyScheme keys = shared
+							? (thread, cycle) -> prefix + "-" + ThreadLocalRandom.current().nextInt(SHARED_KEYS)
+							: KeyScheme.newEachCycle(prefix);
+					window(new CycleLoop(contender, threads, shared ? keys : KeyScheme.newEachCycle(prefix + "w"), 0),
+							first ? this.settings.warmup() : Duration.ofMillis(300));
+					first = false;
+					Outcome[] measured = new Outcome[1];
+					Map<String, Double> values = new LinkedHashMap<>();
+					values.put("database cycles/s", Double.NaN);
+					values.put("acquire p50 ms", Double.NaN);
+					values.put("acquire p99 ms", Double.NaN);
+					values.put("cycle p50 ms", Double.NaN);
+					values.put("cycle p99 ms", Double.NaN);
+					extra.measure(values, () -> measured[0].databaseCycles(),
+							() -> measured[0] = window(new CycleLoop(contender, threads, keys, 0), this.point));
+					Outcome outcome = measured[0];
+					double seconds = outcome.seconds();
+					values.put("database cycles/s", outcome.databaseCycles() / seconds);
+					values.put("acquire p50 ms", Latencies.millis(outcome.acquireLatencies, 50));
+					values.put("acquire p99 ms", Latencies.millis(outcome.acquireLatencies, 99));
+					values.put("cycle p50 ms", Latencies.millis(outcome.latencies, 50));
+					values.put("cycle p99 ms", Latencies.millis(outcome.latencies, 99));
+					values.put("errors", (double) outcome.errors);
+					curve.add(series, threads, values, Map.of());
+					local(curve, series, threads, outcome, seconds);
+					progress(curve, series, threads, values);
+				}
+			}
+		}
+	}
+
 	// ---- threads in one JVM
 
 	private Curve threads() throws Exception {
@@ -189,37 +227,13 @@ final class Curves {
 				"db-lock's DbLockTemplate, acquire + release, nothing held; a new key every cycle, or a key drawn at "
 						+ "random from a shared pool of " + SHARED_KEYS + " every cycle. Latency is the acquisition's "
 						+ "(until held), of cycles that reached the database.");
-		for (boolean shared : new boolean[] { false, true }) {
-			String series = shared ? "pool of " + SHARED_KEYS + " keys" : "new key every cycle";
-			try (CurveLocks locks = new CurveLocks(this.settings, this.settings.poolSize())) {
-				LockContender contender = locks.contender();
-				boolean first = true;
-				for (int threads : counts) {
-					String prefix = this.runId + "-t" + (shared ? "s" : "n") + threads;
-					KeyScheme keys = shared ? (thread, cycle) -> prefix + "-" + ThreadLocalRandom.current().nextInt(SHARED_KEYS)
-							: KeyScheme.newEachCycle(prefix);
-					window(new CycleLoop(contender, threads, shared ? keys : KeyScheme.newEachCycle(prefix + "w"), 0),
-							first ? this.settings.warmup() : Duration.ofMillis(300));
-					first = false;
-					long statements = StatementTally.all();
-					Outcome outcome = window(new CycleLoop(contender, threads, keys, 0), this.point);
-					statements = StatementTally.all() - statements;
-					double seconds = outcome.seconds();
-					Map<String, Double> values = new LinkedHashMap<>();
-					values.put("database cycles/s", outcome.databaseCycles() / seconds);
-					values.put("acquire p50 ms", Latencies.millis(outcome.acquireLatencies, 50));
-					values.put("acquire p99 ms", Latencies.millis(outcome.acquireLatencies, 99));
-					values.put("cycle p50 ms", Latencies.millis(outcome.latencies, 50));
-					values.put("cycle p99 ms", Latencies.millis(outcome.latencies, 99));
-					values.put("statements/database cycle",
-							(outcome.databaseCycles() > 0) ? statements / (double) outcome.databaseCycles() : Double.NaN);
-					values.put("errors", (double) outcome.errors);
-					curve.add(series, threads, values, Map.of());
-					local(curve, series, threads, outcome, seconds);
-					progress(curve, series, threads, values);
-				}
-			}
-		}
+		threadPoints(curve, this.settings, counts, "t", (values, cycles, measure) -> {
+			long statements = StatementTally.all();
+			measure.run();
+			statements = StatementTally.all() - statements;
+			values.put("statements/database cycle",
+					(cycles.getAsLong() > 0) ? statements / (double) cycles.getAsLong() : Double.NaN);
+		});
 		curve.chart("Database cycles/s against threads", "cycles/s", true, "database cycles/s");
 		curve.chart("Acquisition latency against threads", "ms", true, "acquire p50 ms", "acquire p99 ms");
 		curve.growth = "new key: throughput " + curve.growthOf("new key every cycle", "database cycles/s")
