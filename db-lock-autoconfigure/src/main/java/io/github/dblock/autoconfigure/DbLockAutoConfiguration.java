@@ -25,6 +25,7 @@ import io.github.dblock.jdbc.SqlDialects;
 import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.BeanFactory;
@@ -52,6 +53,7 @@ import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.dao.DataAccessException;
+import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
@@ -103,25 +105,29 @@ public final class DbLockAutoConfiguration {
 	@ConditionalOnMissingBean
 	SqlDialect dbLockSqlDialect(LockDataSource lockDataSource, DbLockProperties properties) {
 		SqlDialect dialect = dialect(lockDataSource.dataSource(), properties);
-		checkServer(lockDataSource.dataSource(), dialect);
+		checkServer(lockDataSource.dataSource(), dialect, properties.getStatementTimeout());
 		return dialect;
 	}
 
 	/**
 	 * Fails start-up on a server that cannot hold the lock table (a read-only replica or
-	 * standby), and warns of a failover that could lose acquisitions.
+	 * standby), and warns of a failover that could lose acquisitions and of a driver whose
+	 * own failover could hold a caller past its wait and the statement timeout.
 	 */
-	private static void checkServer(DataSource dataSource, SqlDialect dialect) {
+	private static void checkServer(DataSource dataSource, SqlDialect dialect, Duration statementTimeout) {
 		JdbcTemplate jdbc = new JdbcTemplate(dataSource);
 		String readOnly;
 		String failover;
 		String cluster;
 		String stale;
+		String driverFailover;
 		try {
 			readOnly = dialect.readOnly(jdbc);
 			failover = (readOnly != null) ? null : dialect.failoverWarning(jdbc);
 			cluster = dialect.multiPrimaryCluster(jdbc);
 			stale = dialect.staleClusterReads(jdbc);
+			String url = jdbc.execute((ConnectionCallback<@Nullable String>) (connection) -> connection.getMetaData().getURL());
+			driverFailover = (url != null) ? DriverFailoverCheck.warning(url, statementTimeout) : null;
 		}
 		catch (DataAccessException ex) {
 			// not known: the migration, or the first lock, says what is wrong
@@ -142,6 +148,9 @@ public final class DbLockAutoConfiguration {
 		}
 		if (failover != null) {
 			logger.warn(failover + " (see the README, \"Replicated and clustered databases\")");
+		}
+		if (driverFailover != null) {
+			logger.warn(driverFailover);
 		}
 		if (cluster != null) {
 			logger.info("db-lock: " + cluster + ". The lease mode holds here: its rows are certified cluster-wide, and "

@@ -15,6 +15,7 @@ import io.github.dblock.LockHandle;
 import io.github.dblock.jdbc.ConnectionLockRepository;
 import io.github.dblock.jdbc.Lease;
 import io.github.dblock.jdbc.LockRepository;
+import io.github.dblock.jdbc.StatementDeadline;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
@@ -308,7 +309,8 @@ public final class LockEngine implements AutoCloseable {
 				DefaultDbLockObservationConvention.INSTANCE, () -> context, this.observationRegistry)
 			.start();
 		LockHandle handle;
-		try (Observation.Scope scope = observation.openScope()) {
+		try (Observation.Scope scope = observation.openScope();
+				StatementDeadline deadline = StatementDeadline.open(start + request.waitTime().toNanos())) {
 			handle = acquireNow(request);
 		}
 		catch (InterruptedException | RuntimeException | Error ex) {

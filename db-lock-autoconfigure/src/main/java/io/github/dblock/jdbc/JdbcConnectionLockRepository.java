@@ -117,8 +117,8 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 	@Override
 	public @Nullable NamedLock tryNamedLock(String key, Duration wait) {
 		Connection connection = this.leases.ownConnection();
-		JdbcTemplate jdbc = this.leases.templateWithoutQueryTimeout(connection);
 		long waitMillis = wait.toMillis();
+		JdbcTemplate jdbc = this.leases.templateWithoutQueryTimeout(connection, waitMillis);
 		boolean taken = false;
 		try {
 			taken = on(connection, waitMillis, jdbc, (statements) -> this.dialect.namedLock(statements, key, waitMillis));

@@ -123,6 +123,10 @@ public class JdbcLockRepository implements LockRepository {
 
 	@Override
 	public Optional<Lease> tryAcquire(String key, String owner, Duration lease) {
+		if (StatementDeadline.millisLeft(this.networkTimeoutMillis, 0) <= 0) {
+			// the call's time is up (its earlier statements took it): an attempt not sent
+			return Optional.empty();
+		}
 		try {
 			return onOwnConnection((jdbc) -> this.dialect.tryAcquire(jdbc, key, owner, lease));
 		}
@@ -295,9 +299,7 @@ public class JdbcLockRepository implements LockRepository {
 	 * their query timeout (enforced by the database).
 	 */
 	JdbcTemplate template(Connection connection, long waitMillis) {
-		JdbcTemplate jdbc = new JdbcTemplate();
-		jdbc.setDataSource(new SingleConnectionDataSource(connection, true));
-		jdbc.setExceptionTranslator(this.exceptionTranslator);
+		JdbcTemplate jdbc = new DeadlineTemplate(connection, waitMillis);
 		jdbc.setQueryTimeout((int) Math.min(this.queryTimeoutSeconds + (waitMillis + 999) / 1000, Integer.MAX_VALUE));
 		return jdbc;
 	}
@@ -308,11 +310,43 @@ public class JdbcLockRepository implements LockRepository {
 	 * wait in the server for a time they give, and where a network timeout closes the
 	 * connection (which frees its locks).
 	 */
-	JdbcTemplate templateWithoutQueryTimeout(Connection connection) {
-		JdbcTemplate jdbc = new JdbcTemplate();
-		jdbc.setDataSource(new SingleConnectionDataSource(connection, true));
-		jdbc.setExceptionTranslator(this.exceptionTranslator);
-		return jdbc;
+	JdbcTemplate templateWithoutQueryTimeout(Connection connection, long waitMillis) {
+		return new DeadlineTemplate(connection, waitMillis);
+	}
+
+	/**
+	 * Statements on one connection, each bounded by the statement timeout (plus the wait it
+	 * was given) or by what is left of the thread's {@link StatementDeadline}, whichever
+	 * comes first: the query timeout and the network timeout are cut for a statement sent
+	 * when less is left.
+	 */
+	private final class DeadlineTemplate extends JdbcTemplate {
+
+		private final Connection connection;
+
+		private final long waitMillis;
+
+		DeadlineTemplate(Connection connection, long waitMillis) {
+			this.connection = connection;
+			this.waitMillis = waitMillis;
+			setDataSource(new SingleConnectionDataSource(connection, true));
+			setExceptionTranslator(JdbcLockRepository.this.exceptionTranslator);
+		}
+
+		@Override
+		protected void applyStatementSettings(java.sql.Statement statement) throws SQLException {
+			super.applyStatementSettings(statement);
+			long limit = networkTimeoutMillis + this.waitMillis;
+			long left = StatementDeadline.millisLeft(networkTimeoutMillis, this.waitMillis);
+			if (left < limit) {
+				int millis = (int) Math.max(1, left);
+				this.connection.setNetworkTimeout(CALLER_RUNS, millis);
+				if (getQueryTimeout() > 0) {
+					statement.setQueryTimeout((millis + 999) / 1000);
+				}
+			}
+		}
+
 	}
 
 	/**
@@ -327,7 +361,9 @@ public class JdbcLockRepository implements LockRepository {
 			connection.setAutoCommit(true);
 		}
 		int networkTimeout = connection.getNetworkTimeout();
-		connection.setNetworkTimeout(CALLER_RUNS, (int) Math.min(this.networkTimeoutMillis + waitMillis, Integer.MAX_VALUE));
+		connection.setNetworkTimeout(CALLER_RUNS,
+				(int) Math.max(1, Math.min(StatementDeadline.millisLeft(this.networkTimeoutMillis, waitMillis),
+						Integer.MAX_VALUE)));
 		try {
 			T result = statements.apply(jdbc);
 			if (result == null) {
@@ -430,14 +466,16 @@ public class JdbcLockRepository implements LockRepository {
 
 	/**
 	 * A release that lost to contention runs again, with a short pause, until it succeeds or
-	 * the statement timeout has passed since the first attempt: a release that gave up would
+	 * the statement timeout has passed since the first attempt (or the thread's
+	 * {@link StatementDeadline} has come): a release that gave up would
 	 * leave the key taken for the rest of its lease. On a Galera cluster a waiter's insert on
 	 * another member makes the release a certification loser (1213) again and again while the
 	 * waiter polls; three attempts were not enough under 16 threads on 16 keys (the
 	 * benchmark's galera curve).
 	 */
 	private <T> T releasing(java.util.function.Supplier<T> release) {
-		long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(this.networkTimeoutMillis);
+		long deadline = System.nanoTime()
+				+ TimeUnit.MILLISECONDS.toNanos(StatementDeadline.millisLeft(this.networkTimeoutMillis, 0));
 		for (int attempt = 1;; attempt++) {
 			try {
 				return release.get();

@@ -337,6 +337,27 @@ class DbLockAutoConfigurationTests {
 	}
 
 	@Test
+	void aUrlWhoseDriverFailsOverInsideAStatementIsWarnedOfAtStartUp(CapturedOutput output) {
+		TestDatabase.Connection mariadb = TestDatabase.MARIADB.connection();
+		String loadBalanced = mariadb.url().replace("jdbc:mariadb://", "jdbc:mariadb:loadbalance://");
+		ApplicationContextRunner runner = new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+					DataSourceTransactionManagerAutoConfiguration.class, DbLockAutoConfiguration.class))
+			.withPropertyValues("spring.datasource.username=" + mariadb.user(),
+					"spring.datasource.password=" + mariadb.password());
+		String separator = loadBalanced.contains("?") ? "&" : "?";
+		runner.withPropertyValues("spring.datasource.url=" + loadBalanced + separator + DriverFailoverCheck.RECOMMENDED)
+			.run((context) -> assertThat(context).hasNotFailed());
+		assertThat(output.getAll()).doesNotContain("fails over inside a statement");
+		runner.withPropertyValues("spring.datasource.url=" + loadBalanced).run((context) -> {
+			assertThat(context).hasNotFailed();
+			assertThat(output.getAll()).contains("WARN")
+				.contains("db-lock's JDBC URL fails over inside a statement (MariaDB Connector/J loadbalance)")
+				.contains(DriverFailoverCheck.RECOMMENDED);
+		});
+	}
+
+	@Test
 	void withoutFlywaysModuleForTheDatabaseStartUpSaysWhichToAdd() {
 		TestDatabase.Connection mariadb = TestDatabase.MARIADB.connection();
 		new ApplicationContextRunner()

@@ -1,5 +1,7 @@
 package io.github.dblock.jdbc;
 
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -22,9 +24,12 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 
+import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -74,6 +79,51 @@ abstract class LockRepositoryContractTests {
 			assertThat(this.repository.tryAcquire("quiet", "owner-b" + i, Duration.ofSeconds(30))).isEmpty();
 		}
 		assertThat(output.getAll()).doesNotContain("Duplicate").doesNotContain("duplicate key");
+	}
+
+	@Test
+	void noAttemptIsSentOnceTheCallsDeadlineHasPassed() {
+		// the call's wait ended longer ago than the statement timeout: its time is up
+		try (StatementDeadline deadline = StatementDeadline
+			.open(System.nanoTime() - JdbcLockRepository.DEFAULT_STATEMENT_TIMEOUT.plusSeconds(1).toNanos())) {
+			assertThat(this.repository.tryAcquire("too-late", "owner-1", LONG_LEASE)).isEmpty();
+		}
+		assertThat(this.jdbc.queryForObject("SELECT COUNT(*) FROM db_lock WHERE lock_key = ?", Long.class, "too-late"))
+			.isZero();
+		// the deadline closed with its call: the next call's attempt is sent
+		assertThat(this.repository.tryAcquire("too-late", "owner-1", LONG_LEASE)).isPresent();
+	}
+
+	@Test
+	void aStatementIsCutToWhatIsLeftOfTheCallsDeadline() throws Exception {
+		// embedded H2 waits for a row lock up to its LOCK_TIMEOUT whatever the statement's time limit
+		assumeThat(database()).isNotIn(TestDatabase.H2, TestDatabase.H2_MYSQL_MODE, TestDatabase.H2_POSTGRESQL_MODE);
+		Duration statementTimeout = Duration.ofSeconds(30);
+		Duration left = Duration.ofSeconds(1);
+		JdbcLockRepository repository = new JdbcLockRepository(this.dataSource, this.dialect, statementTimeout);
+		Lease lease = repository.tryAcquire("row-locked", "owner-1", LONG_LEASE).orElseThrow();
+		try (Connection foreign = this.dataSource.getConnection()) {
+			foreign.setAutoCommit(false);
+			try (Statement statement = foreign.createStatement()) {
+				statement.executeQuery("SELECT * FROM db_lock WHERE lock_key = 'row-locked' FOR UPDATE").close();
+				long start = System.nanoTime();
+				Throwable failure;
+				// the release waits for the row lock: a second is left of its call's time, not 30
+				try (StatementDeadline deadline = StatementDeadline
+					.open(System.nanoTime() - statementTimeout.minus(left).toNanos())) {
+					failure = catchThrowable(() -> repository.release(lease, Duration.ZERO));
+				}
+				Duration took = Duration.ofNanos(System.nanoTime() - start);
+				assertThat(failure).isInstanceOf(DataAccessException.class);
+				// not before what was left; and not the statement timeout, which would be 30 s
+				assertThat(took).isGreaterThanOrEqualTo(left.minusMillis(100)).isLessThan(statementTimeout.dividedBy(2));
+			}
+			finally {
+				foreign.rollback();
+			}
+		}
+		// the connection the cut statement broke went back to the pool and was replaced
+		assertThat(repository.release(lease, Duration.ZERO)).isTrue();
 	}
 
 	@Test

@@ -44,7 +44,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  * {@code unclearErrors} (those whose message does not say the database failed),
  * {@code timeouts} (the wait ran out);</li>
  * <li>{@code overruns}: acquisitions that took longer than their wait plus the statement
- * limit plus the pool's connection timeout plus a second; {@code maxAcquireMillis}.</li>
+ * limit plus the pool's connection timeout plus a second (plus the driver's failover time,
+ * on a URL that fails over); {@code maxAcquireMillis}.</li>
  * </ul>
  */
 public final class DatabaseRestartNode {
@@ -62,13 +63,15 @@ public final class DatabaseRestartNode {
 
 	/**
 	 * Runs the node.
-	 * @param args JDBC URL, user, password, threads, stop file
+	 * @param args JDBC URL, user, password, threads, stop file, the milliseconds the driver's
+	 * failover may add to a statement
 	 * @throws Exception on any failure (the exit code is then not 0)
 	 */
 	public static void main(String[] args) throws Exception {
 		int threads = Integer.parseInt(args[3]);
 		Path stop = Path.of(args[4]);
-		long bound = (WAIT.plus(STATEMENT_TIMEOUT).plus(POOL_TIMEOUT).plusSeconds(1)).toNanos();
+		long bound = (WAIT.plus(STATEMENT_TIMEOUT).plus(POOL_TIMEOUT).plusSeconds(1).plusMillis(Long.parseLong(args[5])))
+			.toNanos();
 		Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
 		for (String name : new String[] { "increments", "rejected", "workErrors", "databaseErrors", "unclearErrors",
 				"timeouts", "overruns" }) {

@@ -1,5 +1,7 @@
 package io.github.dblock.nodes;
 
+import java.time.Duration;
+
 import io.github.dblock.testsupport.GaleraCluster;
 import io.github.dblock.testsupport.OwnServer;
 
@@ -25,8 +27,8 @@ class MariaDbGaleraClusterTests extends DatabaseRestartContractTests {
 	}
 
 	@Override
-	protected boolean boundsEveryCall() {
-		return false;
+	protected Duration driverFailover() {
+		return GaleraCluster.DRIVER_FAILOVER_TIME;
 	}
 
 	/** Throughput on the cluster and its certification conflicts per acquisition. */

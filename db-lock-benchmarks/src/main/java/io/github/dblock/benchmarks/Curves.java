@@ -137,7 +137,7 @@ final class Curves {
 			return curve;
 		}
 		try (GaleraCluster cluster = GaleraCluster.start(GALERA_MEMBERS)) {
-			BenchSettings onCluster = this.settings.withDatabase(cluster.loadBalancedUrl(), cluster.user(), "");
+			BenchSettings onCluster = this.settings.withDatabase(cluster.url(), cluster.user(), "");
 			threadPoints(curve, onCluster, counts, "g", (values, cycles, measure) -> {
 				long conflicts = cluster.certificationConflicts();
 				measure.run();
