@@ -142,9 +142,14 @@ public final class DbLockAutoConfiguration {
 		}
 		if (stale != null) {
 			throw new DbLockConfigurationException("db-lock's DataSource reaches a cluster where " + stale + ".",
-					"Make db-lock's connections wait for causality: add sessionVariables=wsrep_sync_wait=15 to the "
-							+ "JDBC URL (jdbc:mariadb:loadbalance://m1,m2,m3/db?sessionVariables=wsrep_sync_wait=15), or "
-							+ "set spring.datasource.hikari.connection-init-sql=SET SESSION wsrep_sync_wait=15.");
+					stale.contains("group_replication")
+							? "Make db-lock's connections wait for the other members: add "
+									+ "sessionVariables=group_replication_consistency='BEFORE' to the JDBC URL, or set "
+									+ "spring.datasource.hikari.connection-init-sql=SET SESSION "
+									+ "group_replication_consistency='BEFORE'."
+							: "Make db-lock's connections wait for causality: add sessionVariables=wsrep_sync_wait=15 to "
+									+ "the JDBC URL (jdbc:mariadb:loadbalance://m1,m2,m3/db?sessionVariables=wsrep_sync_wait=15), "
+									+ "or set spring.datasource.hikari.connection-init-sql=SET SESSION wsrep_sync_wait=15.");
 		}
 		if (failover != null) {
 			logger.warn(failover + " (see the README, \"Replicated and clustered databases\")");

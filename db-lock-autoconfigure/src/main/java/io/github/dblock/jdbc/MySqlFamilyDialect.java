@@ -164,7 +164,7 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 		if ("ON".equalsIgnoreCase(variable(jdbc, "wsrep_on"))) {
 			return "this server is a node of a Galera cluster (wsrep_on=ON)";
 		}
-		if ("OFF".equalsIgnoreCase(variable(jdbc, "group_replication_single_primary_mode")) && groupReplicationRuns(jdbc)) {
+		if (multiPrimaryGroupReplication(jdbc)) {
 			return "this server is a member of a multi-primary group replication "
 					+ "(group_replication_single_primary_mode=OFF)";
 		}
@@ -182,13 +182,36 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 	@Override
 	public @Nullable String staleClusterReads(JdbcOperations jdbc) {
 		if (!"ON".equalsIgnoreCase(variable(jdbc, "wsrep_on"))) {
-			return null;
+			return staleGroupReplicationReads(jdbc);
 		}
 		Integer syncWait = jdbc.queryForObject("SELECT @@session.wsrep_sync_wait", Integer.class);
 		return (syncWait != null && (syncWait & 7) == 7) ? null
 				: "this Galera member's sessions do not wait for causality (wsrep_sync_wait=" + syncWait
 						+ "): a release sent to another member than its acquisition can miss the lock's row, so that the "
 						+ "key stays taken until its lease ends and the lock is reported lost";
+	}
+
+	/**
+	 * On MySQL group replication in multi-primary mode, MySQL's analogue of Galera's
+	 * {@code wsrep_sync_wait}: stale unless the session's {@code group_replication_consistency}
+	 * makes a statement wait for the transactions other members committed before it
+	 * ({@code BEFORE}) or a commit wait until every member has applied it ({@code AFTER},
+	 * {@code BEFORE_AND_AFTER}). Reviewed, not run here: this machine has no MySQL server.
+	 */
+	private static @Nullable String staleGroupReplicationReads(JdbcOperations jdbc) {
+		String consistency = variable(jdbc, "group_replication_consistency");
+		if (consistency == null || !multiPrimaryGroupReplication(jdbc)
+				|| List.of("BEFORE", "AFTER", "BEFORE_AND_AFTER").contains(consistency.toUpperCase(java.util.Locale.ROOT))) {
+			return null;
+		}
+		return "this multi-primary group replication member's sessions do not wait for the other members' "
+				+ "transactions (group_replication_consistency=" + consistency + "): a release sent to another member "
+				+ "than its acquisition can miss the lock's row, so that the key stays taken until its lease ends and "
+				+ "the lock is reported lost";
+	}
+
+	private static boolean multiPrimaryGroupReplication(JdbcOperations jdbc) {
+		return "OFF".equalsIgnoreCase(variable(jdbc, "group_replication_single_primary_mode")) && groupReplicationRuns(jdbc);
 	}
 
 	@Override

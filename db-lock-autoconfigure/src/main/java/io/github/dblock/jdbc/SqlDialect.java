@@ -536,8 +536,9 @@ public abstract class SqlDialect {
 	/**
 	 * Why this server's reads may miss writes committed on another node of its cluster, if
 	 * they may: on a Galera cluster whose sessions do not wait for causality
-	 * ({@code wsrep_sync_wait}), a release sent to one member can miss the row an acquisition
-	 * wrote through another a moment before.
+	 * ({@code wsrep_sync_wait}), or a multi-primary MySQL group replication whose sessions do
+	 * not wait for the other members ({@code group_replication_consistency}), a release sent
+	 * to one member can miss the row an acquisition wrote through another a moment before.
 	 * @param jdbc runs statements in autocommit
 	 * @return the reason, or {@code null}
 	 */
