@@ -1,16 +1,11 @@
 package io.github.dblock.nodes;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Collectors;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.testsupport.TestDatabase;
-import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -29,9 +24,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class NodeProcessesContractTests {
-
-	/** Time for the node JVMs to start and open their pools before the common start. */
-	private static final long START_MARGIN_MILLIS = 6000;
 
 	private HikariDataSource dataSource;
 
@@ -61,7 +53,7 @@ abstract class NodeProcessesContractTests {
 		reset("db_lock_test_fence", "INSERT INTO db_lock_test_fence (id, token) VALUES (1, 0)");
 		int threads = 8;
 		long durationMillis = 6000;
-		long start = System.currentTimeMillis() + START_MARGIN_MILLIS;
+		long start = System.currentTimeMillis() + SafetyChecker.START_MARGIN_MILLIS;
 		List<Map<String, String>> nodes = NodeSupport.run(2, HotKeyNode.class, database().connection(),
 				(node) -> new Object[] { threads, start, durationMillis });
 		long total = nodes.stream().mapToLong((node) -> Long.parseLong(node.get("acquired"))).sum();
@@ -129,100 +121,13 @@ abstract class NodeProcessesContractTests {
 	@Test
 	void aRandomizedHistoryOfThreeNodesHasNoOverlapNoTokenOutOfOrderAndNoRefusalWithoutAHolder(@TempDir Path dir)
 			throws Exception {
-		int nodes = 3;
-		long start = System.currentTimeMillis() + START_MARGIN_MILLIS;
-		NodeSupport.run(nodes, ChaosNode.class, database().connection(),
-				(node) -> new Object[] { node, start, 20_000, dir.resolve("history-" + node + ".csv") });
-		List<Hold> holds = new ArrayList<>();
-		List<Span> refusals = new ArrayList<>();
-		List<Span> timeouts = new ArrayList<>();
-		for (int node = 0; node < nodes; node++) {
-			for (String line : Files.readAllLines(dir.resolve("history-" + node + ".csv"), StandardCharsets.UTF_8)) {
-				String[] f = line.split(",");
-				switch (f[0]) {
-					case "H" -> holds.add(new Hold(Integer.parseInt(f[1]), Integer.parseInt(f[2]), f[3], Long.parseLong(f[4]),
-							Long.parseLong(f[5]), Long.parseLong(f[6]), Long.parseLong(f[7]), Long.parseLong(f[8]),
-							Boolean.parseBoolean(f[9]), Boolean.parseBoolean(f[10]), Boolean.parseBoolean(f[11])));
-					case "R" -> refusals.add(Span.of(f));
-					default -> timeouts.add(Span.of(f));
-				}
-			}
-		}
-		// two valid holds of a key by different threads at once; a re-entry counts too, against other threads
-		int overlaps = 0;
-		// a fresh acquisition that ended before another began has the smaller token (a re-entry shares its
-		// outer handle's token: it is told apart by that token being open on its thread, and left out)
-		int tokensOutOfOrder = 0;
-		Map<String, List<Hold>> byKey = holds.stream().collect(Collectors.groupingBy(Hold::key));
-		for (List<Hold> ofKey : byKey.values()) {
-			for (Hold first : ofKey) {
-				for (Hold second : ofKey) {
-					if (first.valid() && second.valid() && !first.sameThread(second)
-							&& first.acquired() < second.acquired() && second.acquired() < first.beforeClose()) {
-						overlaps++;
-					}
-					if (!first.reentry() && !second.reentry() && first.acquired() < second.before()
-							&& first.token() >= second.token()) {
-						tokensOutOfOrder++;
-					}
-				}
-			}
-		}
-		int refusedWithoutHolder = 0;
-		for (Span refusal : refusals) {
-			boolean held = holds.stream()
-				.anyMatch((hold) -> hold.key().equals(refusal.key()) && hold.before() <= refusal.after()
-						&& hold.afterClose() >= refusal.before());
-			// a thread of its own node waiting in the local queue refuses it too
-			boolean queued = timeouts.stream()
-				.anyMatch((wait) -> wait.node() == refusal.node() && wait.key().equals(refusal.key())
-						&& wait.before() <= refusal.after() && wait.after() >= refusal.before());
-			if (!held && !queued) {
-				refusedWithoutHolder++;
-			}
-		}
-		long stale = holds.stream().filter((hold) -> !hold.valid()).count();
-		System.out.printf(
-				"%s safety checker, %d nodes: %d holds (%d re-entries, %d not valid at close, %d lost), %d refusals, %d timeouts; "
-						+ "overlaps %d, tokens out of order %d, refusals without a holder %d%n",
-				database(), nodes, holds.size(), holds.stream().filter(Hold::reentry).count(), stale,
-				holds.stream().filter(Hold::lost).count(), refusals.size(),
-				timeouts.size(), overlaps, tokensOutOfOrder, refusedWithoutHolder);
-		int overlapsFound = overlaps;
-		int tokensFound = tokensOutOfOrder;
-		int refusalsFound = refusedWithoutHolder;
-		SoftAssertions.assertSoftly((softly) -> {
-			softly.assertThat(holds).hasSizeGreaterThan(100);
-			softly.assertThat(stale).as("holds that slept past their fixed lease").isPositive();
-			softly.assertThat(overlapsFound).as("overlaps").isZero();
-			softly.assertThat(tokensFound).as("tokens out of order").isZero();
-			softly.assertThat(refusalsFound).as("refusals without a holder").isZero();
-		});
+		SafetyChecker.check(database().connection(), database().toString(), dir);
 	}
 
 	private void reset(String table, String insert) {
 		this.jdbc.update("DELETE FROM " + table);
 		this.jdbc.update(insert);
 		this.jdbc.update("DELETE FROM " + TestDatabase.TABLE);
-	}
-
-	/** A hold in a node's history; times are the database's, in microseconds. */
-	record Hold(int node, int thread, String key, long token, long before, long acquired, long beforeClose,
-			long afterClose, boolean valid, boolean reentry, boolean lost) {
-
-		boolean sameThread(Hold other) {
-			return this.node == other.node && this.thread == other.thread;
-		}
-
-	}
-
-	/** A refused try or a wait that ran out. */
-	record Span(int node, int thread, String key, long before, long after) {
-
-		static Span of(String[] f) {
-			return new Span(Integer.parseInt(f[1]), Integer.parseInt(f[2]), f[3], Long.parseLong(f[4]), Long.parseLong(f[5]));
-		}
-
 	}
 
 }
