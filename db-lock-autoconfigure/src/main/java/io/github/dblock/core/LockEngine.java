@@ -629,11 +629,12 @@ public final class LockEngine implements AutoCloseable {
 		if (handedOn.canHandOn() && request.minimumHold().isZero()) {
 			boolean same = request.renewed() && handedOn.renewed && request.lease().equals(handedOn.duration);
 			if (same || extend(handedOn, request.lease(), request.renewed())) {
-				if (request.renewed()) {
-					this.watchdog.watch(handedOn, renewalPeriod);
-				}
-				else {
+				if (!request.renewed()) {
 					this.watchdog.unwatch(handedOn);
+				}
+				else if (!same) {
+					// extended from now: renewed from now on; the same lease keeps its schedule
+					this.watchdog.watch(handedOn, renewalPeriod);
 				}
 				return new Hold(handedOn, request, ++handedOn.handoffs, this.releases::release);
 			}

@@ -115,25 +115,56 @@ final class ReleasePath {
 		return cedeIfWanted(lease) ? Next.CEDED : Next.HAND_ON;
 	}
 
-	/** At the end of a turn: gives the lease up if another JVM asked for it, else starts a new turn. */
+	/**
+	 * At the end of a turn: gives the lease up if another JVM asked for it, else starts a new
+	 * turn. A cede whose outcome is unknown (it failed after it was sent: its delete may have
+	 * committed) gives the lease up too: it is ended for this JVM, its row deleted if it is
+	 * still there, and never handed on.
+	 */
 	private boolean cedeIfWanted(HeldLease lease) {
 		lease.io.lock();
 		try {
-			if (this.mode.cede(lease.current(), this.wantedWithin)) {
+			boolean ceded;
+			try {
+				ceded = this.mode.cede(lease.current(), this.wantedWithin);
+			}
+			catch (RuntimeException ex) {
+				logger.debug("Could not learn whether lock '" + lease.lease.key() + "' was given up to another owner; "
+						+ "ending it", ex);
+				giveUp(lease);
+				return true;
+			}
+			if (ceded) {
 				lease.ended = true;
 				this.events.holdEnded(lease.lease.key(), lease.mode, lease.lease.owner(), false);
 				this.watchdog.unwatch(lease);
 				return true;
 			}
 		}
-		catch (RuntimeException ex) {
-			logger.debug("Could not ask whether lock '" + lease.lease.key() + "' is wanted elsewhere; keeping it", ex);
-		}
 		finally {
 			lease.io.unlock();
 		}
 		lease.turnStart = System.nanoTime();
 		return false;
+	}
+
+	/**
+	 * Ends a lease that a statement of unknown outcome may have ended already: no statement
+	 * about it counts on it any more; its row is deleted if it is still this owner's, and a
+	 * row found gone is no loss (the unknown statement ended it).
+	 */
+	private void giveUp(HeldLease lease) {
+		lease.ended = true;
+		this.watchdog.unwatch(lease);
+		try {
+			this.mode.release(lease.current(), Duration.ZERO);
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not release lock '" + lease.lease.key() + "' (owner " + lease.lease.owner()
+					+ ") after a statement of unknown outcome; it stays taken until its lease ends at " + lease.expiresAt,
+					ex);
+		}
+		this.events.holdEnded(lease.lease.key(), lease.mode, lease.lease.owner(), false);
 	}
 
 	private void endAndLeave(HeldLease lease, Duration minimumHold) {

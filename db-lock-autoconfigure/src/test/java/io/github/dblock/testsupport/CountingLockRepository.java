@@ -9,9 +9,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 import io.github.dblock.jdbc.Lease;
 import io.github.dblock.jdbc.LockRepository;
 
+import org.springframework.dao.QueryTimeoutException;
+
 /**
  * A real repository that counts the calls reaching it (each one SQL against the
- * database) and the most that were ever in flight at once.
+ * database) and the most that were ever in flight at once, and that can lose the reply of
+ * a cede that committed (the cede's delete is sent and committed by the database, then the
+ * caller gets a timeout, as when a commit stalls past the statement limit or a reply is
+ * cut), to inject that fault deterministically.
  */
 public final class CountingLockRepository implements LockRepository {
 
@@ -31,6 +36,10 @@ public final class CountingLockRepository implements LockRepository {
 
 	private final AtomicInteger maxInFlight = new AtomicInteger();
 
+	private volatile boolean loseCededReplies;
+
+	private final AtomicInteger lostCedeReplies = new AtomicInteger();
+
 	public CountingLockRepository(LockRepository delegate) {
 		this.delegate = delegate;
 	}
@@ -49,7 +58,23 @@ public final class CountingLockRepository implements LockRepository {
 
 	@Override
 	public boolean cede(Lease lease, Duration wantedWithin) {
-		return this.delegate.cede(lease, wantedWithin);
+		boolean ceded = this.delegate.cede(lease, wantedWithin);
+		if (ceded && this.loseCededReplies) {
+			this.lostCedeReplies.incrementAndGet();
+			throw new QueryTimeoutException("Test fault: the cede of '" + lease.key() + "' committed, its reply was lost");
+		}
+		return ceded;
+	}
+
+	/** From now on, every cede that committed fails as if its reply had been lost. */
+	public CountingLockRepository loseCededReplies() {
+		this.loseCededReplies = true;
+		return this;
+	}
+
+	/** The cedes that committed and whose reply was lost. */
+	public int lostCedeReplies() {
+		return this.lostCedeReplies.get();
 	}
 
 	@Override
