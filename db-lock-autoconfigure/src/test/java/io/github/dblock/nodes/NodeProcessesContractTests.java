@@ -3,6 +3,7 @@ package io.github.dblock.nodes;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntUnaryOperator;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.testsupport.TestDatabase;
@@ -50,27 +51,72 @@ abstract class NodeProcessesContractTests {
 
 	@Test
 	void twoNodesOnAHotKeyBothGetAShareAndNobodyTimesOut() throws Exception {
-		reset("db_lock_test_fence", "INSERT INTO db_lock_test_fence (id, token) VALUES (1, 0)");
-		int threads = 8;
-		long durationMillis = 6000;
-		long start = System.currentTimeMillis() + SafetyChecker.START_MARGIN_MILLIS;
-		List<Map<String, String>> nodes = NodeSupport.run(2, HotKeyNode.class, database().connection(),
-				(node) -> new Object[] { threads, start, durationMillis });
+		List<Map<String, String>> nodes = hotKey(6000, 0, "none", (node) -> 8, (node) -> 0);
 		long total = nodes.stream().mapToLong((node) -> Long.parseLong(node.get("acquired"))).sum();
-		long held = nodes.stream().mapToLong((node) -> Long.parseLong(node.get("heldNanos"))).sum();
-		System.out.printf(
-				"%s hot key, 2 processes x %d threads, %d ms: acquisitions %s, shares %s, timeouts %s, utilisation %.1f%%%n",
-				database(), threads, durationMillis, nodes.stream().map((node) -> node.get("acquired")).toList(),
-				nodes.stream()
-					.map((node) -> String.format("%.1f%%", 100.0 * Long.parseLong(node.get("acquired")) / Math.max(total, 1)))
-					.toList(),
-				nodes.stream().map((node) -> node.get("timeouts")).toList(), 100.0 * held / (durationMillis * 1e6));
 		for (Map<String, String> node : nodes) {
 			assertThat(node.get("fenceViolations")).isEqualTo("0");
+			assertThat(node.get("overlaps")).isEqualTo("0");
 			assertThat(node.get("timeouts")).isEqualTo("0");
 			assertThat(Long.parseLong(node.get("acquired"))).as("a node's share of " + total)
 				.isGreaterThanOrEqualTo(total * 3 / 10);
 		}
+	}
+
+	@Test
+	void nodesWhoseCedesCommitButLoseTheirReplyNeverHoldAHotKeyTogether() throws Exception {
+		List<Map<String, String>> nodes = hotKey(6000, 0, "lose-ceded-replies", (node) -> 8, (node) -> 0);
+		assertThat(nodes.stream().mapToLong((node) -> Long.parseLong(node.get("lostCedeReplies"))).sum())
+			.as("cedes whose reply was lost")
+			.isPositive();
+		for (Map<String, String> node : nodes) {
+			assertThat(node.get("fenceViolations")).isEqualTo("0");
+			assertThat(node.get("overlaps")).isEqualTo("0");
+			assertThat(node.get("timeouts")).isEqualTo("0");
+		}
+	}
+
+	@Test
+	void aRenewedLeaseSharedByTwoNodesAndPassedAmongTheirThreadsIsNeverLost() throws Exception {
+		// a 2 s renewed lease for four periods and a half; the second node asks for the key every 3 s, so the
+		// first node's lease lives longer than its length, passed among its threads
+		List<Map<String, String>> nodes = hotKey(9000, 2000, "none", (node) -> (node == 0) ? 8 : 1,
+				(node) -> (node == 0) ? 0 : 3000);
+		for (Map<String, String> node : nodes) {
+			assertThat(node.get("lost")).isEqualTo("0");
+			assertThat(node.get("overlaps")).isEqualTo("0");
+			assertThat(node.get("timeouts")).isEqualTo("0");
+		}
+	}
+
+	/**
+	 * Two node processes on one hot key, each with its number of threads and pause between
+	 * a thread's holds; prints and returns what each counted.
+	 */
+	private List<Map<String, String>> hotKey(long durationMillis, long leaseMillis, String fault,
+			IntUnaryOperator threads, IntUnaryOperator pauseMillis) throws Exception {
+		reset("db_lock_test_fence", "INSERT INTO db_lock_test_fence (id, token) VALUES (1, 0)");
+		reset("db_lock_test_process_counter",
+				"INSERT INTO db_lock_test_process_counter (id, counter_value, holders) VALUES (1, 0, 0)");
+		long start = System.currentTimeMillis() + SafetyChecker.START_MARGIN_MILLIS;
+		List<Map<String, String>> nodes = NodeSupport.run(2, HotKeyNode.class, database().connection(),
+				(node) -> new Object[] { threads.applyAsInt(node), start, durationMillis, leaseMillis, fault,
+						pauseMillis.applyAsInt(node) });
+		long total = nodes.stream().mapToLong((node) -> Long.parseLong(node.get("acquired"))).sum();
+		long held = nodes.stream().mapToLong((node) -> Long.parseLong(node.get("heldNanos"))).sum();
+		System.out.printf(
+				"%s hot key, 2 processes x %s threads, %d ms, lease %d ms, fault %s: acquisitions %s, shares %s, "
+						+ "timeouts %s, overlaps %s, fence violations %s, lost %s, lost cede replies %s, utilisation %.1f%%%n",
+				database(), List.of(threads.applyAsInt(0), threads.applyAsInt(1)), durationMillis, leaseMillis, fault,
+				nodes.stream().map((node) -> node.get("acquired")).toList(),
+				nodes.stream()
+					.map((node) -> String.format("%.1f%%", 100.0 * Long.parseLong(node.get("acquired")) / Math.max(total, 1)))
+					.toList(),
+				nodes.stream().map((node) -> node.get("timeouts")).toList(),
+				nodes.stream().map((node) -> node.get("overlaps")).toList(),
+				nodes.stream().map((node) -> node.get("fenceViolations")).toList(),
+				nodes.stream().map((node) -> node.get("lost")).toList(),
+				nodes.stream().map((node) -> node.get("lostCedeReplies")).toList(), 100.0 * held / (durationMillis * 1e6));
+		return nodes;
 	}
 
 	@Test

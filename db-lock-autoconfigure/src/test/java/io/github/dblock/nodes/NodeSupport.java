@@ -22,6 +22,7 @@ import io.github.dblock.core.Backoff;
 import io.github.dblock.core.LockEngine;
 import io.github.dblock.core.LockEngineSettings;
 import io.github.dblock.jdbc.JdbcLockRepository;
+import io.github.dblock.jdbc.LockRepository;
 import io.github.dblock.jdbc.SqlDialect;
 import io.github.dblock.jdbc.SqlDialects;
 import io.github.dblock.testsupport.TestDatabase;
@@ -62,8 +63,17 @@ public final class NodeSupport {
 
 	/** A node's engine with db-lock's default back-off and local turn. */
 	static LockEngine engine(DataSource dataSource) {
-		return new LockEngine(new JdbcLockRepository(dataSource, SqlDialects.detect(dataSource, TestDatabase.TABLE)),
-				LockEngineSettings.of(new Backoff(Duration.ofMillis(5), Duration.ofMillis(100))));
+		return engine(repository(dataSource));
+	}
+
+	/** A node's repository on the test table. */
+	static JdbcLockRepository repository(DataSource dataSource) {
+		return new JdbcLockRepository(dataSource, SqlDialects.detect(dataSource, TestDatabase.TABLE));
+	}
+
+	/** A node's engine over a repository, with db-lock's default back-off and local turn. */
+	static LockEngine engine(LockRepository repository) {
+		return new LockEngine(repository, LockEngineSettings.of(new Backoff(Duration.ofMillis(5), Duration.ofMillis(100))));
 	}
 
 	/** Starts a node: {@code main} with the database's settings, then {@code args}. */
