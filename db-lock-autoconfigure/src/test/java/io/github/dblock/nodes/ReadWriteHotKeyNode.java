@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -22,7 +23,9 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * and release it, again and again, from a start time shared with the other nodes. How many
  * readers and writers hold the key is counted in the database in autocommit on a pool of
  * its own: a writer that finds anyone else in, or a reader that finds a writer, is an
- * overlap. Prints {@code acquired}, {@code timeouts} and {@code overlaps}.
+ * overlap. Prints {@code acquired}, {@code timeouts}, {@code overlaps} and {@code heldNanos}:
+ * the time at least one of its threads held the key (readers that hold it together count
+ * once).
  */
 public final class ReadWriteHotKeyNode {
 
@@ -46,6 +49,9 @@ public final class ReadWriteHotKeyNode {
 		AtomicInteger acquired = new AtomicInteger();
 		AtomicInteger timeouts = new AtomicInteger();
 		AtomicInteger overlaps = new AtomicInteger();
+		AtomicInteger holding = new AtomicInteger();
+		AtomicLong heldSince = new AtomicLong();
+		AtomicLong heldNanos = new AtomicLong();
 		try (HikariDataSource dataSource = NodeSupport.dataSource(args[0], args[1], args[2], threads + 2);
 				HikariDataSource side = NodeSupport.dataSource(args[0], args[1], args[2], threads + 1)) {
 			LockEngine engine = ModeNodes.engine(dataSource);
@@ -56,6 +62,11 @@ public final class ReadWriteHotKeyNode {
 			Concurrently.run(threads, (thread) -> {
 				while (System.nanoTime() - end < 0) {
 					try (LockHandle lock = template.acquire(mode, "rw-hot", wait)) {
+						synchronized (holding) {
+							if (holding.getAndIncrement() == 0) {
+								heldSince.set(System.nanoTime());
+							}
+						}
 						String column = (mode == DbLockMode.WRITE) ? "writers" : "readers";
 						counts.update("UPDATE " + ReadWriteNode.HOLDERS_TABLE + " SET " + column + " = " + column
 								+ " + 1 WHERE id = 1");
@@ -69,6 +80,11 @@ public final class ReadWriteHotKeyNode {
 						counts.update("UPDATE " + ReadWriteNode.HOLDERS_TABLE + " SET " + column + " = " + column
 								+ " - 1 WHERE id = 1");
 						acquired.incrementAndGet();
+						synchronized (holding) {
+							if (holding.decrementAndGet() == 0) {
+								heldNanos.addAndGet(System.nanoTime() - heldSince.get());
+							}
+						}
 					}
 					catch (LockAcquisitionException ex) {
 						timeouts.incrementAndGet();
@@ -80,6 +96,7 @@ public final class ReadWriteHotKeyNode {
 		System.out.println("acquired=" + acquired);
 		System.out.println("timeouts=" + timeouts);
 		System.out.println("overlaps=" + overlaps);
+		System.out.println("heldNanos=" + heldNanos);
 	}
 
 	/** A writer with anyone else in, or a reader with a writer in. */
