@@ -5,10 +5,12 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Savepoint;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 import org.jspecify.annotations.Nullable;
 
@@ -21,10 +23,23 @@ import org.springframework.jdbc.core.JdbcOperations;
  * {@code clock_timestamp()}, not {@code CURRENT_TIMESTAMP}, which is frozen at the start of
  * a transaction; expiry is compared with the one value the statement read
  * ({@code EXCLUDED.acquired_at}), so that every column decides alike.
+ * <p>
+ * The fencing token is drawn ({@code nextval}) in the statement's {@code SELECT} list, which
+ * PostgreSQL evaluates before the {@code ON CONFLICT} arbiter decides who has the key; so
+ * that tokens still increase in the order the key is held, the statement's {@code WHERE}
+ * takes a transaction-scoped advisory lock on the key
+ * ({@code pg_advisory_xact_lock(int, int)}: the {@linkplain #tokenLockClass() lock table's
+ * class} and the {@linkplain #tokenLockId(String) key's 32-bit id}) before its {@code SELECT}
+ * list is computed (a row's output expressions are computed after its {@code WHERE}), and
+ * holds it until it commits. Every draw for a key thus happens while no other statement that
+ * drew for the key is uncommitted: a later holder drew later. The lock is of the two-integer
+ * kind, which never meets the named mode's one-{@code bigint} locks.
  */
 public class PostgreSqlDialect extends SqlDialect {
 
 	private final String acquireSql;
+
+	private final int tokenLockClass;
 
 	/**
 	 * Creates the dialect.
@@ -32,9 +47,11 @@ public class PostgreSqlDialect extends SqlDialect {
 	 */
 	public PostgreSqlDialect(String table) {
 		super("postgresql", table);
+		this.tokenLockClass = java.nio.ByteBuffer.wrap(sha256(table())).getInt();
 		this.acquireSql = compact("""
 				INSERT INTO %1$s AS l (lock_key, owner, token, acquired_at, expires_at)
-				VALUES (?, ?, nextval('%1$s_token_seq'), %2$s, %3$s)
+				SELECT CAST(? AS VARCHAR), CAST(? AS VARCHAR), nextval('%1$s_token_seq'), %2$s, %3$s
+				WHERE pg_advisory_xact_lock(?, ?) IS NOT NULL
 				ON CONFLICT (lock_key) DO UPDATE SET
 				  owner = CASE WHEN %4$s THEN EXCLUDED.owner ELSE l.owner END,
 				  token = CASE WHEN %4$s THEN EXCLUDED.token ELSE l.token END,
@@ -72,6 +89,42 @@ public class PostgreSqlDialect extends SqlDialect {
 	@Override
 	protected String acquireSql() {
 		return this.acquireSql;
+	}
+
+	/**
+	 * Runs {@link #acquireSql()} with the key, owner, lease, and the advisory lock's class
+	 * and key id.
+	 */
+	@Override
+	public Optional<Lease> tryAcquire(JdbcOperations jdbc, String key, String owner, Duration lease) {
+		return jdbc
+			.query(acquireSql(),
+					(rs, i) -> new Lease(key, rs.getString("owner"), rs.getLong("token"), readInstant(rs, "expires_at")),
+					key, owner, micros(lease), this.tokenLockClass, tokenLockId(key))
+			.stream()
+			.filter((row) -> row.owner().equals(owner))
+			.findFirst();
+	}
+
+	/**
+	 * The class of the advisory locks that order the lease tokens' draws: the first 4 bytes
+	 * of the SHA-256 digest of the lock table's name, so that the lock tables of one database
+	 * have classes of their own.
+	 * @return the class
+	 */
+	int tokenLockClass() {
+		return this.tokenLockClass;
+	}
+
+	/**
+	 * The 32-bit id of a key's advisory lock within {@link #tokenLockClass()}: the first 4
+	 * bytes of its {@linkplain #lockId(String) 64-bit id}. Two keys with one id order their
+	 * draws together, nothing worse.
+	 * @param key the stored key
+	 * @return the id
+	 */
+	int tokenLockId(String key) {
+		return (int) (lockId(key) >>> 32);
 	}
 
 	/** One statement: the {@code UPDATE} returns the new ends. */

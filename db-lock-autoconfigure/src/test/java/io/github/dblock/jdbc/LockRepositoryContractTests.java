@@ -5,9 +5,14 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -297,6 +302,175 @@ abstract class LockRepositoryContractTests {
 			}
 		}
 		assertThat(this.repository.tryAcquire("blocked", "o3", LONG_LEASE)).isPresent();
+	}
+
+	/**
+	 * An attempt stalled after its values were evaluated and before its row's insert (a
+	 * test-only {@code BEFORE INSERT} trigger holds it) while another owner acquires and
+	 * releases the key: whichever holds later holds with the larger token.
+	 */
+	@Test
+	void anAttemptStalledBeforeItsInsertGetsALargerTokenThanEveryEarlierHolder() throws Exception {
+		// InnoDB draws AUTO_INCREMENT after the BEFORE triggers: no trigger stalls it between its draw and its insert
+		assumeThat(database()).isNotIn(TestDatabase.MARIADB, TestDatabase.MYSQL);
+		String key = "stalled-draw";
+		List<Lease> holds = Collections.synchronizedList(new ArrayList<>());
+		ExecutorService threads = Executors.newFixedThreadPool(2);
+		try (InsertStall stall = stallMarkedInserts()) {
+			Future<Optional<Lease>> stalled = threads
+				.submit(() -> this.repository.tryAcquire(key, StallingInsertTrigger.MARK + "b", LONG_LEASE));
+			stall.awaitStalled();
+			Future<?> other = threads.submit(() -> {
+				long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+				Optional<Lease> lease;
+				while ((lease = this.repository.tryAcquire(key, "other-c", LONG_LEASE)).isEmpty()) {
+					assertThat(System.nanoTime()).as("other-c acquired within a minute").isLessThan(until);
+					Thread.onSpinWait();
+				}
+				holds.add(lease.get());
+				assertThat(this.repository.release(lease.get(), Duration.ZERO)).isTrue();
+				return null;
+			});
+			// the other attempt has held and released the key, or waits for the stalled one
+			await().atMost(Duration.ofSeconds(30))
+				.pollInterval(Duration.ofMillis(10))
+				.until(() -> other.isDone() || stall.anotherSessionWaits());
+			stall.open();
+			Optional<Lease> lease = stalled.get(1, TimeUnit.MINUTES);
+			if (lease.isPresent()) {
+				holds.add(lease.get());
+				assertThat(this.repository.release(lease.get(), Duration.ZERO)).isTrue();
+			}
+			other.get(1, TimeUnit.MINUTES);
+		}
+		finally {
+			threads.shutdownNow();
+		}
+		List<Long> tokens = holds.stream().map(Lease::token).toList();
+		System.out.println(database() + ": holds of '" + key + "' in order: "
+				+ holds.stream().map((hold) -> hold.owner() + "=" + hold.token()).toList());
+		long outOfOrder = java.util.stream.IntStream.range(1, tokens.size())
+			.filter((i) -> tokens.get(i) <= tokens.get(i - 1))
+			.count();
+		System.out.println(database() + ": tokens out of order: " + outOfOrder);
+		assertThat(outOfOrder).isZero();
+	}
+
+	/** Stalls the inserts of marked owners into the lock table until opened. */
+	private InsertStall stallMarkedInserts() throws Exception {
+		if (database() == TestDatabase.POSTGRESQL) {
+			return new PostgreSqlInsertStall();
+		}
+		StallingInsertTrigger.arm();
+		this.jdbc.execute("DROP TRIGGER IF EXISTS db_lock_test_stall");
+		this.jdbc.execute("CREATE TRIGGER db_lock_test_stall BEFORE INSERT ON db_lock FOR EACH ROW CALL '"
+				+ StallingInsertTrigger.class.getName() + "'");
+		return new InsertStall() {
+
+			@Override
+			public void awaitStalled() throws Exception {
+				assertThat(StallingInsertTrigger.stalled.await(30, TimeUnit.SECONDS)).as("stalled").isTrue();
+			}
+
+			@Override
+			public boolean anotherSessionWaits() {
+				Long waiting = jdbc.queryForObject(
+						"SELECT COUNT(*) FROM INFORMATION_SCHEMA.SESSIONS WHERE BLOCKER_ID IS NOT NULL", Long.class);
+				return waiting != null && waiting > 0;
+			}
+
+			@Override
+			public void open() {
+				StallingInsertTrigger.gate.countDown();
+			}
+
+			@Override
+			public void close() {
+				open();
+				jdbc.execute("DROP TRIGGER IF EXISTS db_lock_test_stall");
+			}
+
+		};
+	}
+
+	/** A stall of marked inserts. */
+	private interface InsertStall extends AutoCloseable {
+
+		/** Waits until a marked insert is stalled. */
+		void awaitStalled() throws Exception;
+
+		/** Whether another session waits for a lock. */
+		boolean anotherSessionWaits();
+
+		/** Lets the stalled insert go on. */
+		void open() throws Exception;
+
+	}
+
+	/**
+	 * PostgreSQL: a {@code BEFORE INSERT} trigger (it fires after the statement evaluated its
+	 * values, before the row's insert) that locks the row of a gate table, which the test
+	 * holds locked in an open transaction until it opens the gate.
+	 */
+	private final class PostgreSqlInsertStall implements InsertStall {
+
+		private final Connection gate;
+
+		PostgreSqlInsertStall() throws Exception {
+			jdbc.execute("CREATE TABLE IF NOT EXISTS db_lock_test_gate (id INT PRIMARY KEY)");
+			jdbc.execute("INSERT INTO db_lock_test_gate VALUES (1) ON CONFLICT DO NOTHING");
+			jdbc.execute("""
+					CREATE OR REPLACE FUNCTION db_lock_test_stall() RETURNS trigger LANGUAGE plpgsql AS $$
+					BEGIN
+					  IF NEW.owner LIKE '%s%%' THEN
+					    PERFORM id FROM db_lock_test_gate FOR SHARE;
+					  END IF;
+					  RETURN NEW;
+					END $$""".formatted(StallingInsertTrigger.MARK));
+			jdbc.execute("DROP TRIGGER IF EXISTS db_lock_test_stall ON db_lock");
+			jdbc.execute("CREATE TRIGGER db_lock_test_stall BEFORE INSERT ON db_lock FOR EACH ROW "
+					+ "EXECUTE FUNCTION db_lock_test_stall()");
+			this.gate = dataSource.getConnection();
+			this.gate.setAutoCommit(false);
+			try (Statement statement = this.gate.createStatement()) {
+				statement.executeQuery("SELECT id FROM db_lock_test_gate FOR UPDATE").close();
+			}
+		}
+
+		@Override
+		public void awaitStalled() {
+			await().atMost(Duration.ofSeconds(30))
+				.pollInterval(Duration.ofMillis(10))
+				.until(() -> count("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() "
+						+ "AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO db_lock %'") > 0);
+		}
+
+		@Override
+		public boolean anotherSessionWaits() {
+			return count("SELECT COUNT(*) FROM pg_locks WHERE NOT granted AND locktype = 'advisory' "
+					+ "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())") > 0;
+		}
+
+		private long count(String sql) {
+			Long count = jdbc.queryForObject(sql, Long.class);
+			return (count != null) ? count : 0;
+		}
+
+		@Override
+		public void open() throws Exception {
+			if (!this.gate.isClosed()) {
+				this.gate.rollback();
+				this.gate.close();
+			}
+		}
+
+		@Override
+		public void close() throws Exception {
+			open();
+			jdbc.execute("DROP TRIGGER IF EXISTS db_lock_test_stall ON db_lock");
+			jdbc.execute("DROP FUNCTION IF EXISTS db_lock_test_stall()");
+		}
+
 	}
 
 	@Test
