@@ -19,8 +19,14 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * whether the database committed it (a timeout, a reset connection, a lost reply) may have
  * left a row that blocks the key for its whole lease. Each is deleted by its owner id, which
  * no other attempt has, on a thread of its own and off the caller's path, and tried again
- * every {@link #RETRY_MILLIS} while the database cannot be reached, until its lease would
- * have ended anyway. At most {@link #MAX_PENDING} wait; beyond that a row is left to expire.
+ * every {@link #RETRY_MILLIS} while the database cannot be reached. A delete that found
+ * nothing does not settle it: the abandoned statement may still be running in the server
+ * (on PostgreSQL, which runs it to its end after its client has gone, e.g. behind a
+ * holder's stalled commit) and commit later; the delete is repeated at intervals that
+ * double from {@link #RETRY_MILLIS} up to {@link #MAX_RECHECK_MILLIS}. An orphan is settled
+ * when a delete found its row (the attempt's one statement has landed), or when its lease
+ * would have ended anyway (the row's expiry is the statement's start plus the lease, which
+ * is before that). At most {@link #MAX_PENDING} wait; beyond that a row is left to expire.
  */
 final class Orphans implements AutoCloseable {
 
@@ -29,6 +35,8 @@ final class Orphans implements AutoCloseable {
 	static final int MAX_PENDING = 10_000;
 
 	static final long RETRY_MILLIS = 100;
+
+	static final long MAX_RECHECK_MILLIS = 1000;
 
 	private final LockRepository repository;
 
@@ -75,7 +83,8 @@ final class Orphans implements AutoCloseable {
 		try {
 			for (Iterator<Orphan> orphans = this.pending.iterator(); orphans.hasNext();) {
 				Orphan orphan = orphans.next();
-				if (System.nanoTime() - orphan.expiresBy() > 0 || delete(orphan)) {
+				long now = System.nanoTime();
+				if (now - orphan.expiresBy > 0 || (now - orphan.nextTry >= 0 && delete(orphan, now))) {
 					orphans.remove();
 					this.size.decrementAndGet();
 				}
@@ -89,16 +98,21 @@ final class Orphans implements AutoCloseable {
 		}
 	}
 
-	/** Whether it is settled: deleted, or found not written. */
-	private boolean delete(Orphan orphan) {
+	/** Whether it is settled: its row found and deleted. */
+	private boolean delete(Orphan orphan, long now) {
 		try {
-			if (this.repository.abandon(orphan.key(), orphan.owner())) {
-				logger.warn("Deleted the row of lock '" + orphan.key() + "' that a failed attempt (owner "
-						+ orphan.owner() + ") had written");
+			if (this.repository.abandon(orphan.key, orphan.owner)) {
+				logger.warn("Deleted the row of lock '" + orphan.key + "' that a failed attempt (owner " + orphan.owner
+						+ ") had written");
+				return true;
 			}
-			return true;
+			// not there yet: its statement may still commit
+			orphan.recheckMillis = Math.min(orphan.recheckMillis * 2, MAX_RECHECK_MILLIS);
+			orphan.nextTry = now + TimeUnit.MILLISECONDS.toNanos(orphan.recheckMillis);
+			return false;
 		}
 		catch (RuntimeException ex) {
+			orphan.nextTry = now + TimeUnit.MILLISECONDS.toNanos(RETRY_MILLIS);
 			return false;
 		}
 	}
@@ -108,7 +122,25 @@ final class Orphans implements AutoCloseable {
 		this.executor.shutdownNow();
 	}
 
-	private record Orphan(String key, String owner, long expiresBy) {
+	/** A row an attempt may have written; its times are read and written on the deleting thread only. */
+	private static final class Orphan {
+
+		final String key;
+
+		final String owner;
+
+		final long expiresBy;
+
+		long nextTry = System.nanoTime();
+
+		long recheckMillis = RETRY_MILLIS / 2;
+
+		Orphan(String key, String owner, long expiresBy) {
+			this.key = key;
+			this.owner = owner;
+			this.expiresBy = expiresBy;
+		}
+
 	}
 
 }

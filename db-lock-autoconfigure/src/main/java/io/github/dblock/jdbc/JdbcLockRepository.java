@@ -44,7 +44,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * and back after it.
  * <p>
  * Every statement is bounded by the statement timeout: as a JDBC query timeout (whole
- * seconds, which the database enforces) and as the connection's network timeout (which the
+ * seconds rounded up, never zero, which the database enforces) and as the connection's network timeout (which the
  * driver enforces, so that a stalled server or network cannot hold a caller), restored
  * before the connection goes back to the pool. A deadlock, lock-wait timeout or duplicate
  * key reported by the database counts as an attempt that did not acquire.
@@ -108,8 +108,8 @@ public class JdbcLockRepository implements LockRepository {
 		this.exceptionTranslator = new SQLErrorCodeSQLExceptionTranslator(this.dataSource);
 		this.dialect = dialect;
 		this.networkTimeoutMillis = (int) statementTimeout.toMillis();
-		// whole seconds only; below one second the network timeout alone bounds a statement
-		this.queryTimeoutSeconds = (int) Math.min(statementTimeout.toSeconds(), Integer.MAX_VALUE);
+		// whole seconds, rounded up: zero would be no limit at all in the server
+		this.queryTimeoutSeconds = (int) Math.min((statementTimeout.toMillis() + 999) / 1000, Integer.MAX_VALUE);
 		this.readWriteLocks = new JdbcReadWriteLockRepository(this);
 	}
 
