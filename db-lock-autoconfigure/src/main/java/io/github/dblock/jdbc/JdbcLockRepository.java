@@ -5,6 +5,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
@@ -144,6 +145,11 @@ public class JdbcLockRepository implements LockRepository {
 	@Override
 	public boolean abandon(String key, String owner) {
 		return onOwnConnection((jdbc) -> this.dialect.abandon(jdbc, key, owner));
+	}
+
+	@Override
+	public int abandonAll(Map<String, String> keysByOwner) {
+		return onOwnConnection((jdbc) -> this.dialect.abandonAll(jdbc, keysByOwner));
 	}
 
 	@Override

@@ -16,12 +16,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.github.dblock.DbLock;
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.DbLockTemplate;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
 import io.github.dblock.LockReleaseException;
+import io.github.dblock.aop.DbLockAdvisor;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.testsupport.CountingLockRepository;
 import io.github.dblock.testsupport.Concurrently;
@@ -33,6 +35,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
+import org.springframework.aop.framework.ProxyFactory;
+import org.springframework.beans.factory.support.DefaultListableBeanFactory;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -837,8 +841,9 @@ abstract class LockEngineContractTests {
 	/**
 	 * A release whose delete fails is reported to its caller, never only logged: the
 	 * handle's {@code close()} throws, naming the instant until which the key stays taken
-	 * (another node indeed finds it taken); the template's {@code execute} throws it with
-	 * the action's result, or adds it to the action's own exception.
+	 * (another node indeed finds it taken); the template's {@code execute} and a
+	 * {@code @DbLock} method throw it with the action's result, or add it to the action's
+	 * own exception.
 	 */
 	@Test
 	void aReleaseThatFailsIsReportedToItsCaller() {
@@ -849,6 +854,10 @@ abstract class LockEngineContractTests {
 		int resultsLost = 0;
 		int actionFailuresLost = 0;
 		DbLockTemplate template = new DbLockTemplate(this.nodeA, "", Duration.ZERO, LEASE);
+		ProxyFactory proxies = new ProxyFactory(new AnnotatedWork());
+		proxies.setProxyTargetClass(true);
+		proxies.addAdvisor(new DbLockAdvisor(() -> template, new DefaultListableBeanFactory(), 0));
+		AnnotatedWork annotated = (AnnotatedWork) proxies.getProxy();
 		this.repositoryA.failReleases();
 		for (int i = 0; i < rounds; i++) {
 			String key = "release-fails-" + i;
@@ -886,12 +895,30 @@ abstract class LockEngineContractTests {
 					actionFailuresLost++;
 				}
 			}
+			try {
+				annotated.work(key);
+				silentExecutes++;
+			}
+			catch (DbLockException ex) {
+				if (!(ex instanceof LockReleaseException released) || !"worked".equals(released.getResult())) {
+					resultsLost++;
+				}
+			}
+			try {
+				annotated.fail(key);
+			}
+			catch (RuntimeException ex) {
+				if (!"the method failed".equals(ex.getMessage()) || ex.getSuppressed().length != 1
+						|| !(ex.getSuppressed()[0] instanceof LockReleaseException)) {
+					actionFailuresLost++;
+				}
+			}
 		}
 		this.repositoryA.healReleases();
 		System.out.println(database() + " " + rounds + " rounds of releases that fail (" + this.repositoryA.failedReleases()
 				+ " failed): " + silentCloses + " closes returned normally, " + closesWithoutItsEnd
-				+ " reports without the lease's end, " + silentExecutes + " executes returned normally, " + resultsLost
-				+ " results lost, " + actionFailuresLost + " action failures without the release's");
+				+ " reports without the lease's end, " + silentExecutes + " executes and @DbLock calls returned normally, "
+				+ resultsLost + " results lost, " + actionFailuresLost + " action failures without the release's");
 		assertThat(silentCloses).isZero();
 		assertThat(closesWithoutItsEnd).isZero();
 		assertThat(silentExecutes).isZero();
@@ -963,6 +990,21 @@ abstract class LockEngineContractTests {
 				+ " landed after the first clean-up, " + ghosts + " keys still blocked by a ghost " + freedWithin
 				+ " later (lease " + lease + "); the others free " + freedAfterMillis + " ms after the last landed");
 		assertThat(ghosts).isZero();
+	}
+
+	/** Work under {@code @DbLock}, proxied as the auto-configuration does. */
+	static class AnnotatedWork {
+
+		@DbLock(name = "annotated", key = "#p0", waitMs = 0, leaseMs = 30_000)
+		public String work(String key) {
+			return "worked";
+		}
+
+		@DbLock(name = "annotated-failing", key = "#p0", waitMs = 0, leaseMs = 30_000)
+		public String fail(String key) {
+			throw new IllegalStateException("the method failed");
+		}
+
 	}
 
 	/** A released key's row is deleted before the release returns. */
