@@ -14,6 +14,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.DbLock;
@@ -989,6 +990,53 @@ abstract class LockEngineContractTests {
 		System.out.println(database() + " " + keys + " attempts stalled past a 500 ms statement timeout: " + landed
 				+ " landed after the first clean-up, " + ghosts + " keys still blocked by a ghost " + freedWithin
 				+ " later (lease " + lease + "); the others free " + freedAfterMillis + " ms after the last landed");
+		assertThat(ghosts).isZero();
+	}
+
+	/**
+	 * Orphans are deleted in batches, and again after a delete found nothing: an attempt's
+	 * statement that lands after its first clean-up (here sent by the test once that has
+	 * run) is deleted long before its lease would end, on every database.
+	 */
+	@Test
+	void orphansAreDeletedInBatchesAndAgainUntilTheirAttemptsCanNoLongerLand() throws Exception {
+		int count = 250;
+		Duration lease = Duration.ofSeconds(10);
+		AtomicInteger statements = new AtomicInteger();
+		AtomicInteger largest = new AtomicInteger();
+		CountDownLatch firstDeleteOf7 = new CountDownLatch(1);
+		long landedAt;
+		long deletedAfterMillis;
+		int ghosts = 0;
+		try (Orphans orphans = new Orphans("rows", (keysByOwner) -> {
+			statements.incrementAndGet();
+			largest.accumulateAndGet(keysByOwner.size(), Math::max);
+			int deleted = this.jdbcRepository.abandonAll(keysByOwner);
+			if (keysByOwner.containsKey("orphan-owner-7")) {
+				firstDeleteOf7.countDown();
+			}
+			return deleted;
+		})) {
+			for (int i = 0; i < count; i++) {
+				orphans.abandon("orphan-" + i, "orphan-owner-" + i, lease);
+			}
+			assertThat(firstDeleteOf7.await(1, TimeUnit.MINUTES)).isTrue();
+			int firstRoundStatements = statements.get();
+			// the statement of attempt 7 lands now, after a delete of it found nothing
+			assertThat(this.jdbcRepository.tryAcquire("orphan-7", "orphan-owner-7", lease)).isPresent();
+			landedAt = System.nanoTime();
+			long horizon = landedAt + lease.toNanos();
+			while (rows("orphan-7") > 0 && System.nanoTime() - horizon < 0) {
+				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+			}
+			deletedAfterMillis = (System.nanoTime() - landedAt) / 1_000_000;
+			ghosts = rows("orphan-7");
+			System.out.println(database() + " " + count + " orphans: " + firstRoundStatements + " statements until "
+					+ "the first delete of one, largest batch " + largest + ", " + statements + " statements until its "
+					+ "late row was deleted " + deletedAfterMillis + " ms after it landed (lease " + lease + "), " + ghosts
+					+ " ghost rows left");
+		}
+		assertThat(largest.get()).isGreaterThan(1).isLessThanOrEqualTo(Orphans.BATCH);
 		assertThat(ghosts).isZero();
 	}
 
