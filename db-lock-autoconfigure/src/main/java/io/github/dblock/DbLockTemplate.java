@@ -189,6 +189,8 @@ public class DbLockTemplate {
 	 * @return the action's result
 	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
 	 * @throws LockLostException if the lock was lost while the action ran, per policy
+	 * @throws LockReleaseException if the release could not be confirmed (with the action's
+	 * result; added as suppressed to the action's exception if it threw)
 	 * @throws UndeclaredThrowableException wrapping a checked exception of the action
 	 */
 	public <T> @Nullable T execute(DbLockMode mode, String key, @Nullable Duration wait,
@@ -214,6 +216,8 @@ public class DbLockTemplate {
 	 * @return the action's result
 	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
 	 * @throws LockLostException if the lease was lost while the action ran, per policy
+	 * @throws LockReleaseException if the release could not be confirmed (with the action's
+	 * result; added as suppressed to the action's exception if it threw)
 	 * @throws UndeclaredThrowableException wrapping a checked exception of the action
 	 */
 	public <T> @Nullable T execute(String key, Callable<? extends @Nullable T> action) {
@@ -226,6 +230,8 @@ public class DbLockTemplate {
 	 * @param action the action
 	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
 	 * @throws LockLostException if the lease was lost while the action ran, per policy
+	 * @throws LockReleaseException if the release could not be confirmed (with the action's
+	 * result; added as suppressed to the action's exception if it threw)
 	 */
 	public void execute(String key, Runnable action) {
 		execute(key, null, null, action);
@@ -241,6 +247,8 @@ public class DbLockTemplate {
 	 * @return the action's result
 	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
 	 * @throws LockLostException if the lease was lost while the action ran, per policy
+	 * @throws LockReleaseException if the release could not be confirmed (with the action's
+	 * result; added as suppressed to the action's exception if it threw)
 	 * @throws UndeclaredThrowableException wrapping a checked exception of the action;
 	 * unchecked exceptions and errors pass as they are
 	 */
@@ -257,6 +265,8 @@ public class DbLockTemplate {
 	 * @param action the action
 	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
 	 * @throws LockLostException if the lease was lost while the action ran, per policy
+	 * @throws LockReleaseException if the release could not be confirmed (with the action's
+	 * result; added as suppressed to the action's exception if it threw)
 	 */
 	public void execute(String key, @Nullable Duration wait, @Nullable Duration lease, Runnable action) {
 		callHolding(acquire(key, wait, lease), asCallable(action));
@@ -270,6 +280,8 @@ public class DbLockTemplate {
 	 * @return the action's result, or empty if the lock was held (or the action returned
 	 * {@code null})
 	 * @throws LockLostException if the lease was lost while the action ran, per policy
+	 * @throws LockReleaseException if the release could not be confirmed (with the action's
+	 * result; added as suppressed to the action's exception if it threw)
 	 */
 	public <T> Optional<T> tryExecute(String key, Callable<? extends @Nullable T> action) {
 		return tryAcquire(key, null).map((handle) -> callHolding(handle, action));
@@ -281,6 +293,8 @@ public class DbLockTemplate {
 	 * @param action the action
 	 * @return whether the action ran
 	 * @throws LockLostException if the lease was lost while the action ran, per policy
+	 * @throws LockReleaseException if the release could not be confirmed (with the action's
+	 * result; added as suppressed to the action's exception if it threw)
 	 */
 	public boolean tryExecute(String key, Runnable action) {
 		Optional<LockHandle> handle = tryAcquire(key, null);
@@ -386,16 +400,52 @@ public class DbLockTemplate {
 
 	private <T> @Nullable T callHolding(LockHandle handle, Callable<? extends @Nullable T> action) {
 		T result;
-		try (handle) {
+		try {
 			result = action.call();
 		}
 		catch (RuntimeException | Error ex) {
+			closeAfterFailure(handle, ex);
 			throw ex;
 		}
 		catch (Exception ex) {
+			closeAfterFailure(handle, ex);
 			throw new UndeclaredThrowableException(ex);
 		}
-		return checkNotLost(handle, result);
+		return checkNotLost(close(handle, result), result);
+	}
+
+	/**
+	 * Releases a handle after the work under it returned.
+	 * @param <T> the result type
+	 * @param handle the handle
+	 * @param result what the work returned
+	 * @return the handle, closed
+	 * @throws LockReleaseException if the release could not be confirmed, carrying the
+	 * result
+	 */
+	public static <T> LockHandle close(LockHandle handle, @Nullable T result) {
+		try {
+			handle.close();
+		}
+		catch (LockReleaseException ex) {
+			throw ex.withResult(result);
+		}
+		return handle;
+	}
+
+	/**
+	 * Releases a handle after the work under it threw: a release that could not be confirmed
+	 * is added to the work's exception as suppressed, which is then to be thrown.
+	 * @param handle the handle
+	 * @param failure what the work threw
+	 */
+	public static void closeAfterFailure(LockHandle handle, Throwable failure) {
+		try {
+			handle.close();
+		}
+		catch (RuntimeException ex) {
+			failure.addSuppressed(ex);
+		}
 	}
 
 	private static Callable<@Nullable Object> asCallable(Runnable action) {

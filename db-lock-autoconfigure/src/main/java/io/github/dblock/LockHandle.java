@@ -61,8 +61,12 @@ public interface LockHandle extends AutoCloseable {
 	 * unless a thread of this application was already waiting for the key: it then gets
 	 * the lease directly (within a bounded local turn). Inside a transaction the release
 	 * waits for the transaction to complete (commit or rollback), so that the next holder
-	 * sees what was written under the lock. Never throws for a database failure: the lease
-	 * then ends at {@link #expiresAt()}, and the failure is logged.
+	 * sees what was written under the lock. A release that could not be confirmed (its
+	 * statement failed, or its outcome is unknown) throws {@link LockReleaseException}: the
+	 * key may stay taken until the lease ends at {@link #expiresAt()}. (A release deferred to
+	 * the end of a transaction reports it to the transaction's completion, which logs it.)
+	 * @throws LockReleaseException if the release could not be confirmed; the handle is
+	 * closed all the same
 	 */
 	@Override
 	void close();

@@ -77,10 +77,14 @@ final class DbLockInterceptor implements MethodInterceptor {
 			throw new DbLockException("@DbLock on " + operation.method() + ": " + ex.getMessage(), ex);
 		}
 		Object result;
-		try (handle) {
+		try {
 			result = invocation.proceed();
 		}
-		return template.checkNotLost(handle, result);
+		catch (Throwable ex) {
+			DbLockTemplate.closeAfterFailure(handle, ex);
+			throw ex;
+		}
+		return template.checkNotLost(DbLockTemplate.close(handle, result), result);
 	}
 
 	private @Nullable Object notAcquired(DbLockOperation operation, MethodInvocation invocation,

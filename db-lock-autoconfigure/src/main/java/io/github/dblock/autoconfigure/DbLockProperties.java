@@ -76,7 +76,8 @@ public class DbLockProperties {
 
 	/**
 	 * Longest time one lock statement may take, from sending it to its reply (JDBC query
-	 * timeout in whole seconds, and the connection's network timeout, restored after). A
+	 * timeout in whole seconds rounded up, never 0, and the connection's network timeout,
+	 * restored after). A
 	 * stalled database then fails a caller within its wait plus this, and a renewal in time
 	 * to try again before its lease ends. It must be shorter than the renewal margin of the
 	 * default lease (the lease minus the renewal interval: two thirds of it by default).

@@ -1,6 +1,7 @@
 package io.github.dblock.core;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -10,6 +11,7 @@ import java.util.concurrent.locks.LockSupport;
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockHandle;
+import io.github.dblock.LockReleaseException;
 import io.github.dblock.jdbc.FairLockRepository;
 import io.github.dblock.jdbc.FairLockRepository.Ticket;
 import org.apache.commons.logging.Log;
@@ -61,10 +63,14 @@ final class FairMode implements AutoCloseable {
 
 	private final FairRenewal renewal;
 
+	/** The tickets failed enqueues may have written. */
+	private final Orphans orphans;
+
 	private volatile boolean closed;
 
 	FairMode(FairLockRepository queue, LockEngineSettings settings, Events events) {
 		this.queue = queue;
+		this.orphans = new Orphans("tickets", queue::abandonAll);
 		this.settings = settings;
 		this.events = events;
 		this.availability = new Availability("fair", queue::unavailable);
@@ -105,7 +111,7 @@ final class FairMode implements AutoCloseable {
 			kept = true;
 			if (this.closed) {
 				// taken while the mode shut down: given back, so that nothing of this JVM's stays
-				release(held);
+				releaseQuietly(held);
 				refuseIfClosed(key);
 			}
 			return held.reenter();
@@ -205,7 +211,8 @@ final class FairMode implements AutoCloseable {
 			ticket = this.queue.enqueue(request.key(), owner, request.lease());
 		}
 		catch (DataAccessException ex) {
-			abandon(request.key(), owner);
+			// the statement may have committed, or commit later: a ticket at the queue's head would block it
+			this.orphans.abandon(request.key(), owner, request.lease());
 			throw new DbLockException("Could not enqueue for fair lock '" + request.key() + "': the database failed ("
 					+ ex.getMessage() + ")", ex);
 		}
@@ -215,17 +222,6 @@ final class FairMode implements AutoCloseable {
 			this.renewal.watch(queued);
 		}
 		return queued;
-	}
-
-	/** Deletes the ticket an enqueue that failed may have written; it expires after its lease otherwise. */
-	private void abandon(String key, String owner) {
-		try {
-			this.queue.abandon(key, owner);
-		}
-		catch (DataAccessException ex) {
-			logger.warn("Could not delete the ticket a failed enqueue for '" + key + "' may have written; it leaves "
-					+ "the queue when its lease ends", ex);
-		}
 	}
 
 	private long head(FairTicket ticket) {
@@ -281,22 +277,50 @@ final class FairMode implements AutoCloseable {
 			this.queue.leave(ticket.ticket);
 		}
 		catch (RuntimeException ex) {
-			logger.warn("Could not delete the ticket of fair lock '" + ticket.ticket.key() + "'; it leaves the queue "
-					+ "when its lease ends", ex);
+			// ahead of later tickets until deleted: deleted off this thread, again until its lease would have ended
+			logger.debug("Could not delete the ticket of fair lock '" + ticket.ticket.key() + "'; trying again", ex);
+			this.orphans.abandon(ticket.ticket.key(), ticket.ticket.owner(), ticket.duration);
 		}
 		finally {
 			local.remove(ticket);
 		}
 	}
 
+	/**
+	 * Releases a held ticket, for its last handle's close.
+	 * @throws LockReleaseException if its delete could not be confirmed: the key stays
+	 * taken until the ticket's lease ends
+	 */
 	private void release(FairTicket held) {
+		Instant end = held.expiresAt();
+		RuntimeException failure = end(held);
+		if (failure != null) {
+			throw new LockReleaseException(held.ticket.key(), end, failure);
+		}
+	}
+
+	/** Releases a held ticket for the mode itself, with no caller to tell: a failure is logged. */
+	private void releaseQuietly(FairTicket held) {
+		RuntimeException failure = end(held);
+		if (failure != null) {
+			logger.warn("Could not delete the ticket of fair lock '" + held.ticket.key() + "'; it leaves the queue when "
+					+ "its lease ends", failure);
+		}
+	}
+
+	/**
+	 * Deletes a held ticket, once, and passes the key on locally.
+	 * @return the failure of the delete, whose outcome is then unknown, or {@code null}
+	 */
+	private @Nullable RuntimeException end(FairTicket held) {
 		if (!held.released.compareAndSet(false, true)) {
-			return;
+			return null;
 		}
 		FairKey local = held.local;
 		held.endedBeforeRelease();
 		held.ended = true;
 		this.renewal.unwatch(held);
+		RuntimeException failure = null;
 		try {
 			if (!this.queue.leave(held.ticket)) {
 				held.lost("its ticket was gone when it was released", true);
@@ -306,8 +330,7 @@ final class FairMode implements AutoCloseable {
 			}
 		}
 		catch (RuntimeException ex) {
-			logger.warn("Could not delete the ticket of fair lock '" + held.ticket.key() + "'; it leaves the queue when "
-					+ "its lease ends", ex);
+			failure = ex;
 		}
 		finally {
 			held.done = true;
@@ -315,6 +338,7 @@ final class FairMode implements AutoCloseable {
 			exit(local);
 			this.events.released(held.ticket.key(), DbLockMode.FAIR, System.nanoTime() - held.startedAt);
 		}
+		return failure;
 	}
 
 	/**
@@ -382,10 +406,11 @@ final class FairMode implements AutoCloseable {
 			FairTicket holder = local.holder;
 			if (holder != null) {
 				holder.lost("the application shut down while it was held; its ticket is deleted", true);
-				release(holder);
+				releaseQuietly(holder);
 			}
 		}
 		this.renewal.close();
+		this.orphans.close();
 	}
 
 	private boolean holding() {

@@ -40,7 +40,7 @@ final class LeaseMode implements LockMode {
 	LeaseMode(LockRepository repository) {
 		this.repository = repository;
 		this.releases = new GroupRelease(repository, RELEASE_STATEMENTS);
-		this.orphans = new Orphans(repository);
+		this.orphans = new Orphans("rows", repository::abandonAll);
 	}
 
 	@Override

@@ -2,6 +2,8 @@ package io.github.dblock.core;
 
 import java.time.Duration;
 
+import io.github.dblock.LockReleaseException;
+
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -17,7 +19,7 @@ import org.apache.commons.logging.LogFactory;
  * <p>
  * A cede whose outcome is unknown (it failed after it was sent: it may have committed) is
  * taken as the worse case: the lease is ended for this JVM, its row deleted if it is still
- * there, and never passed on.
+ * there, and never passed on; if that delete fails too, {@link LockReleaseException}.
  */
 final class LocalTurn {
 
@@ -118,19 +120,23 @@ final class LocalTurn {
 	 * Ends a lease that a statement of unknown outcome may have ended already: no statement
 	 * about it counts on it any more; its row is deleted if it is still this owner's, and a
 	 * row found gone is no loss (the unknown statement ended it).
+	 * @throws LockReleaseException if that delete failed: the key may stay taken until the
+	 * lease ends
 	 */
 	private void giveUp(HeldLease lease) {
 		lease.ended = true;
 		this.watchdog.unwatch(lease);
+		RuntimeException failure = null;
 		try {
 			this.mode.release(lease.current(), Duration.ZERO);
 		}
 		catch (RuntimeException ex) {
-			logger.warn("Could not release lock '" + lease.lease.key() + "' (owner " + lease.lease.owner()
-					+ ") after a statement of unknown outcome; it stays taken until its lease ends at " + lease.expiresAt,
-					ex);
+			failure = ex;
 		}
 		this.events.holdEnded(lease.lease.key(), lease.mode, lease.lease.owner(), false);
+		if (failure != null) {
+			throw new LockReleaseException(lease.lease.key(), lease.expiresAt, failure);
+		}
 	}
 
 }

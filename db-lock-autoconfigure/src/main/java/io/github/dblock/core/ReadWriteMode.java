@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -15,6 +16,7 @@ import java.util.concurrent.locks.LockSupport;
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockHandle;
+import io.github.dblock.LockReleaseException;
 import io.github.dblock.LockUpgradeException;
 import io.github.dblock.jdbc.Lease;
 import io.github.dblock.jdbc.ReadWriteLockRepository;
@@ -68,6 +70,9 @@ final class ReadWriteMode implements AutoCloseable {
 
 	private final LocalTurn turn;
 
+	/** What failed attempts may have written (a holder's row, a writer's intent), withdrawn until it cannot land. */
+	private final Orphans orphans;
+
 	/** The holds of this JVM, by key and thread. */
 	private final ConcurrentHashMap<ThreadKey, ReadWriteHold> holds = new ConcurrentHashMap<>();
 
@@ -83,6 +88,7 @@ final class ReadWriteMode implements AutoCloseable {
 
 	ReadWriteMode(ReadWriteLockRepository repository, LockEngineSettings settings, Events events) {
 		this.repository = repository;
+		this.orphans = new Orphans("rows and intents", this::withdrawAll);
 		this.settings = settings;
 		this.events = events;
 		Renewals renewals = new Renewals();
@@ -139,7 +145,12 @@ final class ReadWriteMode implements AutoCloseable {
 		this.holds.put(threadKey, held);
 		if (this.closed) {
 			// taken while the engine shut down: given back, so that nothing of this JVM's stays
-			end(held);
+			try {
+				end(held);
+			}
+			catch (LockReleaseException ex) {
+				logger.warn(ex.getMessage(), ex.getCause());
+			}
 			refuseIfClosed(key);
 		}
 		if (request.renewed()) {
@@ -162,8 +173,8 @@ final class ReadWriteMode implements AutoCloseable {
 			}
 			catch (DataAccessException ex) {
 				if (!(ex instanceof CannotGetJdbcConnectionException)) {
-					// the statement was sent: the database may have committed the reader's row
-					withdraw(request.key(), owner);
+					// the statement was sent: the database may have committed the reader's row, or commit it later
+					this.orphans.abandon(request.key(), owner, request.lease());
 				}
 				throw failed(request, ex);
 			}
@@ -222,7 +233,11 @@ final class ReadWriteMode implements AutoCloseable {
 					result = this.repository.tryWrite(request.key(), owner, request.lease(), again);
 				}
 				catch (DataAccessException ex) {
-					// withdrawn below: its intent, and its row if the insert committed
+					// withdrawn below: its intent, and its row if the insert committed; and again
+					// until the statement can no longer commit
+					if (!(ex instanceof CannotGetJdbcConnectionException)) {
+						this.orphans.abandon(request.key(), owner, request.lease());
+					}
 					throw failed(request, ex);
 				}
 				if (result.lease() != null) {
@@ -237,7 +252,7 @@ final class ReadWriteMode implements AutoCloseable {
 		}
 		finally {
 			if (!taken) {
-				withdraw(request.key(), owner);
+				withdraw(request.key(), owner, request.lease());
 			}
 		}
 	}
@@ -276,14 +291,23 @@ final class ReadWriteMode implements AutoCloseable {
 				+ " mode: the database failed (" + ex.getMessage() + ")", ex);
 	}
 
-	private void withdraw(String key, String owner) {
+	/**
+	 * Withdraws what an acquisition that gives up wrote, at once (its intent holds readers
+	 * back); if that fails, again off this thread until its lease would have ended.
+	 */
+	private void withdraw(String key, String owner, Duration lease) {
 		try {
 			this.repository.withdraw(key, owner);
 		}
 		catch (RuntimeException ex) {
-			logger.warn("Could not withdraw the attempt of " + owner + " on lock '" + key
-					+ "'; what it wrote ends with its lease", ex);
+			logger.debug("Could not withdraw the attempt of " + owner + " on lock '" + key + "'; trying again", ex);
+			this.orphans.abandon(key, owner, lease);
 		}
+	}
+
+	private int withdrawAll(Map<String, String> keysByOwner) {
+		keysByOwner.forEach((owner, key) -> this.repository.withdraw(key, owner));
+		return 0;
 	}
 
 	/** Releases a hold whose count came to zero, after the current transaction if there is one. */
@@ -307,7 +331,11 @@ final class ReadWriteMode implements AutoCloseable {
 		end(held);
 	}
 
-	/** Ends a hold in the database, once, and returns after the commit; never throws. */
+	/**
+	 * Ends a hold in the database, once, and returns after the commit.
+	 * @throws LockReleaseException if the release could not be confirmed: the key stays
+	 * taken until the lease ends
+	 */
 	private void end(ReadWriteHold held) {
 		Hold hold = held.hold;
 		HeldLease lease = hold.lease;
@@ -316,13 +344,23 @@ final class ReadWriteMode implements AutoCloseable {
 		if (lease.remainingNanos() <= 0 && lease.lostAt == null) {
 			lease.lost("it was released after its lease ended on the local clock");
 		}
+		RuntimeException failure = null;
 		LocalWriters local = held.localWriters;
 		long holdBackUntil = 0;
 		boolean ceded = false;
 		boolean handOver = false;
 		if (local != null && !this.closed && lease.isValid() && local.permit.hasQueuedThreads()) {
 			// another local writer waits: the key passes to it, unless the turn is over and another owner wants it
-			if (this.turn.cedeAtTurnEnd(lease, local.turnStart)) {
+			boolean cededNow;
+			try {
+				cededNow = this.turn.cedeAtTurnEnd(lease, local.turnStart);
+			}
+			catch (LockReleaseException ex) {
+				// given up after a cede of unknown outcome, and its row's delete failed too
+				cededNow = true;
+				failure = ex;
+			}
+			if (cededNow) {
 				// ended in the database (or given up after a cede of unknown outcome)
 				ceded = true;
 				holdBackUntil = this.turn.holdBackUntil();
@@ -343,6 +381,9 @@ final class ReadWriteMode implements AutoCloseable {
 			if (ceded) {
 				this.writers.remove(lease.lease.owner());
 				this.events.released(lease.lease.key(), lease.mode, System.nanoTime() - hold.startedAt);
+				if (failure instanceof LockReleaseException reported) {
+					throw reported;
+				}
 				return;
 			}
 			if (lease.ended) {
@@ -360,8 +401,7 @@ final class ReadWriteMode implements AutoCloseable {
 				}
 			}
 			catch (RuntimeException ex) {
-				logger.warn("Could not release lock '" + lease.lease.key() + "' (owner " + lease.lease.owner()
-						+ "); it stays taken until its lease ends at " + lease.expiresAt, ex);
+				failure = ex;
 			}
 			lease.ended = true;
 			this.watchdog.unwatch(lease);
@@ -376,6 +416,12 @@ final class ReadWriteMode implements AutoCloseable {
 				local.permit.release();
 				exitWriters(local);
 			}
+		}
+		if (failure instanceof LockReleaseException reported) {
+			throw reported;
+		}
+		if (failure != null) {
+			throw new LockReleaseException(lease.lease.key(), lease.expiresAt, failure);
 		}
 	}
 
@@ -426,9 +472,15 @@ final class ReadWriteMode implements AutoCloseable {
 		}
 		for (ReadWriteHold held : new ArrayList<>(this.holds.values())) {
 			held.hold.lease.lost("the application shut down while it was held; its row is deleted");
-			end(held);
+			try {
+				end(held);
+			}
+			catch (LockReleaseException ex) {
+				logger.warn(ex.getMessage(), ex.getCause());
+			}
 		}
 		this.watchdog.close();
+		this.orphans.close();
 	}
 
 	@Override

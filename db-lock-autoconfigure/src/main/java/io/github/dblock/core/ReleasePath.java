@@ -3,9 +3,11 @@ package io.github.dblock.core;
 import java.time.Duration;
 
 import io.github.dblock.DbLockMode;
+import io.github.dblock.LockReleaseException;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -14,7 +16,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * What happens when a hold's last handle is closed: inside a transaction, nothing until the
  * transaction completes; then the lease passes to the next local waiter, or, at the end of
  * a local turn when another JVM asked for the key, goes back to the database and the next
- * local waiter holds back ({@link LocalTurn}); else it is ended in the database before the release returns.
+ * local waiter holds back ({@link LocalTurn}); else it is ended in the database before the
+ * release returns. A release that could not be confirmed (its statement failed: the key may
+ * stay taken until the lease ends) throws {@link LockReleaseException} to the thread that
+ * released.
  */
 final class ReleasePath {
 
@@ -52,7 +57,11 @@ final class ReleasePath {
 		this.turn = new LocalTurn(mode, watchdog, settings, events);
 	}
 
-	/** Releases a hold whose count came to zero, after the current transaction if there is one. */
+	/**
+	 * Releases a hold whose count came to zero, after the current transaction if there is one.
+	 * @throws LockReleaseException if it is released now and the release could not be
+	 * confirmed
+	 */
 	void release(Hold hold) {
 		if (TransactionSynchronizationManager.isSynchronizationActive()
 				&& TransactionSynchronizationManager.isActualTransactionActive()) {
@@ -82,7 +91,15 @@ final class ReleasePath {
 			}
 			local.hold = null;
 			hold.done = true;
-			switch (next(hold)) {
+			Next next;
+			try {
+				next = next(hold);
+			}
+			catch (LockReleaseException ex) {
+				local.gate.leave(this.turn.holdBackUntil());
+				throw ex;
+			}
+			switch (next) {
 				case HAND_ON -> {
 					if (!local.gate.handOn(lease)) {
 						endAndLeave(lease, hold.request.minimumHold());
@@ -112,26 +129,49 @@ final class ReleasePath {
 		return Next.HAND_ON;
 	}
 
+	/**
+	 * Ends a lease and leaves its key's gate.
+	 * @throws LockReleaseException if the release could not be confirmed
+	 */
 	private void endAndLeave(HeldLease lease, Duration minimumHold) {
+		RuntimeException failure;
 		try {
-			end(lease, minimumHold);
+			failure = tryEnd(lease, minimumHold);
 		}
 		finally {
 			lease.local.gate.leave();
+		}
+		if (failure != null) {
+			throw new LockReleaseException(lease.lease.key(), lease.expiresAt, failure);
 		}
 	}
 
 	/**
 	 * Ends a lease in the database, once, and returns after the commit; a row found gone or
 	 * another owner's marks the lease lost. Never throws: a lease that could not be ended
-	 * ends at its expiry.
+	 * ends at its expiry, which is logged; for the engine's own releases, with no caller to
+	 * tell.
 	 */
 	void end(HeldLease lease, Duration minimumHold) {
+		RuntimeException failure = tryEnd(lease, minimumHold);
+		if (failure != null) {
+			logger.warn("Could not release lock '" + lease.lease.key() + "' (owner " + lease.lease.owner()
+					+ "); it stays taken until its lease ends at " + lease.expiresAt, failure);
+		}
+	}
+
+	/**
+	 * Ends a lease in the database, once, and returns after the commit.
+	 * @return the failure of the release, whose outcome is then unknown (the key may stay
+	 * taken until the lease ends), or {@code null}
+	 */
+	private @Nullable RuntimeException tryEnd(HeldLease lease, Duration minimumHold) {
 		lease.io.lock();
 		try {
 			if (lease.ended) {
-				return;
+				return null;
 			}
+			RuntimeException failure = null;
 			try {
 				if (!this.mode.release(lease.current(), minimumHold)) {
 					lease.lost("its row was gone or another owner's when released (its lease ended at " + lease.expiresAt
@@ -142,11 +182,11 @@ final class ReleasePath {
 				}
 			}
 			catch (RuntimeException ex) {
-				logger.warn("Could not release lock '" + lease.lease.key() + "' (owner " + lease.lease.owner()
-						+ "); it stays taken until its lease ends at " + lease.expiresAt, ex);
+				failure = ex;
 			}
 			lease.ended = true;
 			this.watchdog.unwatch(lease);
+			return failure;
 		}
 		finally {
 			lease.io.unlock();

@@ -2,6 +2,7 @@ package io.github.dblock.jdbc;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
 
@@ -62,6 +63,23 @@ public interface FairLockRepository {
 	 * @return whether there was such a ticket
 	 */
 	boolean abandon(String key, String owner);
+
+	/**
+	 * Deletes the tickets attempts of {@link #enqueue} may have written, found by their
+	 * owner ids, in as few statements as the database allows: for attempts that failed
+	 * without knowing whether the database committed them, whose statements may still commit.
+	 * @param keysByOwner each attempt's key, by its owner id
+	 * @return how many tickets were deleted
+	 */
+	default int abandonAll(Map<String, String> keysByOwner) {
+		int deleted = 0;
+		for (Map.Entry<String, String> attempt : keysByOwner.entrySet()) {
+			if (abandon(attempt.getValue(), attempt.getKey())) {
+				deleted++;
+			}
+		}
+		return deleted;
+	}
 
 	/**
 	 * Deletes tickets whose lease has ended.

@@ -2,6 +2,7 @@ package io.github.dblock.jdbc;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
 
@@ -61,6 +62,12 @@ public class JdbcFairLockRepository implements FairLockRepository {
 	@Override
 	public boolean abandon(String key, String owner) {
 		return retrying(() -> this.leases.onOwnConnection((jdbc) -> this.sql.abandon(jdbc, key, owner)));
+	}
+
+	@Override
+	public int abandonAll(Map<String, String> keysByOwner) {
+		return retrying(() -> this.leases
+			.onOwnConnection((jdbc) -> SqlDialect.abandonAll(jdbc, this.sql.queueTable(), keysByOwner)));
 	}
 
 	@Override

@@ -5,6 +5,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
@@ -44,7 +45,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * and back after it.
  * <p>
  * Every statement is bounded by the statement timeout: as a JDBC query timeout (whole
- * seconds, which the database enforces) and as the connection's network timeout (which the
+ * seconds rounded up, never zero, which the database enforces) and as the connection's network timeout (which the
  * driver enforces, so that a stalled server or network cannot hold a caller), restored
  * before the connection goes back to the pool. A deadlock, lock-wait timeout or duplicate
  * key reported by the database counts as an attempt that did not acquire.
@@ -108,8 +109,8 @@ public class JdbcLockRepository implements LockRepository {
 		this.exceptionTranslator = new SQLErrorCodeSQLExceptionTranslator(this.dataSource);
 		this.dialect = dialect;
 		this.networkTimeoutMillis = (int) statementTimeout.toMillis();
-		// whole seconds only; below one second the network timeout alone bounds a statement
-		this.queryTimeoutSeconds = (int) Math.min(statementTimeout.toSeconds(), Integer.MAX_VALUE);
+		// whole seconds, rounded up: zero would be no limit at all in the server
+		this.queryTimeoutSeconds = (int) Math.min((statementTimeout.toMillis() + 999) / 1000, Integer.MAX_VALUE);
 		this.readWriteLocks = new JdbcReadWriteLockRepository(this);
 	}
 
@@ -144,6 +145,11 @@ public class JdbcLockRepository implements LockRepository {
 	@Override
 	public boolean abandon(String key, String owner) {
 		return onOwnConnection((jdbc) -> this.dialect.abandon(jdbc, key, owner));
+	}
+
+	@Override
+	public int abandonAll(Map<String, String> keysByOwner) {
+		return onOwnConnection((jdbc) -> this.dialect.abandonAll(jdbc, keysByOwner));
 	}
 
 	@Override

@@ -3,6 +3,7 @@ package io.github.dblock.jdbc;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -91,6 +92,23 @@ public interface LockRepository {
 	 */
 	default boolean abandon(String key, String owner) {
 		return false;
+	}
+
+	/**
+	 * Deletes the rows attempts of {@link #tryAcquire} may have written, found by their owner
+	 * ids, in as few statements as the database allows: for attempts that failed without
+	 * knowing whether the database committed them, whose statements may still commit.
+	 * @param keysByOwner each attempt's key, by its owner id
+	 * @return how many rows were deleted
+	 */
+	default int abandonAll(Map<String, String> keysByOwner) {
+		int deleted = 0;
+		for (Map.Entry<String, String> attempt : keysByOwner.entrySet()) {
+			if (abandon(attempt.getValue(), attempt.getKey())) {
+				deleted++;
+			}
+		}
+		return deleted;
 	}
 
 	/**

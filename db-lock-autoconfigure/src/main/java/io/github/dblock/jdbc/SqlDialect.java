@@ -8,10 +8,12 @@ import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import org.jspecify.annotations.Nullable;
@@ -304,6 +306,41 @@ public abstract class SqlDialect {
 	 */
 	public boolean abandon(JdbcOperations jdbc, String key, String owner) {
 		return jdbc.update(this.abandonSql, key, owner) == 1;
+	}
+
+	/**
+	 * Deletes the rows attempts may have written, in one statement: the rows of the given
+	 * keys whose owner is one of the attempts' (an owner id is no other attempt's, so a row
+	 * with one of them is that attempt's).
+	 * @param jdbc runs the statement
+	 * @param keysByOwner each attempt's key, by its owner id
+	 * @return how many rows were deleted
+	 */
+	public int abandonAll(JdbcOperations jdbc, Map<String, String> keysByOwner) {
+		return abandonAll(jdbc, table(), keysByOwner);
+	}
+
+	/**
+	 * Deletes, in one statement, the rows of a table with a {@code lock_key} and an
+	 * {@code owner} column whose key and owner are among the given ones.
+	 * @param jdbc runs the statement
+	 * @param table the table
+	 * @param keysByOwner keys by owner id
+	 * @return how many rows were deleted
+	 */
+	static int abandonAll(JdbcOperations jdbc, String table, Map<String, String> keysByOwner) {
+		if (keysByOwner.isEmpty()) {
+			return 0;
+		}
+		Set<String> keys = new LinkedHashSet<>(keysByOwner.values());
+		List<Object> parameters = new ArrayList<>(keys);
+		parameters.addAll(keysByOwner.keySet());
+		return jdbc.update("DELETE FROM " + table + " WHERE lock_key IN (" + placeholders(keys.size())
+				+ ") AND owner IN (" + placeholders(keysByOwner.size()) + ")", parameters.toArray());
+	}
+
+	private static String placeholders(int count) {
+		return String.join(", ", Collections.nCopies(count, "?"));
 	}
 
 	/**

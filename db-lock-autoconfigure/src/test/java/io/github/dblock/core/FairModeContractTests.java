@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -25,6 +26,7 @@ import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
+import io.github.dblock.LockReleaseException;
 import io.github.dblock.jdbc.FairLockRepository;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.jdbc.SqlDialect;
@@ -38,10 +40,12 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
+import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assumptions.assumeThat;
 
 /**
  * The contract of the fair mode on a real database, with real threads. Two engines over one
@@ -593,6 +597,114 @@ abstract class FairModeContractTests {
 		}
 	}
 
+	/**
+	 * A fair release whose delete fails is reported to its caller: {@code close()} throws,
+	 * naming the instant until which the key stays taken; another engine finds it taken.
+	 */
+	@Test
+	void aReleaseThatFailsIsReportedToItsCaller() {
+		int rounds = 10;
+		int silentCloses = 0;
+		int closesWithoutItsEnd = 0;
+		this.leases.failLeaves = true;
+		try {
+			for (int i = 0; i < rounds; i++) {
+				String key = "fair-release-fails-" + i;
+				LockHandle handle = this.nodeA.acquire(request(key, Duration.ZERO));
+				try {
+					handle.close();
+					silentCloses++;
+				}
+				catch (LockReleaseException ex) {
+					if (!ex.getMessage().contains(ex.getTakenUntil().toString())
+							|| ex.getTakenUntil().isBefore(java.time.Instant.now())) {
+						closesWithoutItsEnd++;
+					}
+				}
+				assertThatExceptionOfType(LockAcquisitionException.class)
+					.isThrownBy(() -> this.nodeB.acquire(request(key, Duration.ZERO)));
+			}
+		}
+		finally {
+			this.leases.failLeaves = false;
+		}
+		System.out.println(database() + " fair: " + rounds + " releases that fail (" + this.leases.failedLeaves
+				+ " failed leaves): " + silentCloses + " closes returned normally, " + closesWithoutItsEnd
+				+ " reports without the lease's end");
+		assertThat(silentCloses).isZero();
+		assertThat(closesWithoutItsEnd).isZero();
+	}
+
+	/**
+	 * An enqueue whose statement the client gave up on (it stalled past the statement
+	 * timeout, here in a test-only trigger that stalls a key's first ticket) and that commits
+	 * after the first clean-up found nothing leaves no ghost ticket at the queue's head: it is
+	 * deleted once it lands, long before its lease would end.
+	 */
+	@Test
+	void anOrphanedTicketThatLandsAfterTheFirstCleanUpIsDeleted() {
+		// PostgreSQL runs an abandoned statement to its end; MariaDB ends it when its client is gone
+		assumeThat(database()).isEqualTo(TestDatabase.POSTGRESQL);
+		int keys = 3;
+		Duration lease = Duration.ofSeconds(20);
+		Duration freedWithin = lease.dividedBy(2);
+		this.jdbc.execute("CREATE TABLE IF NOT EXISTS db_lock_test_landed (lock_key VARCHAR(255))");
+		this.jdbc.update("DELETE FROM db_lock_test_landed");
+		this.jdbc.execute("CREATE OR REPLACE FUNCTION db_lock_test_stall() RETURNS trigger AS $$ BEGIN "
+				+ "IF NEW.lock_key LIKE 'stalled-%' AND NOT EXISTS (SELECT 1 FROM db_lock_test_landed l "
+				+ "WHERE l.lock_key = NEW.lock_key) THEN PERFORM pg_sleep(3); "
+				+ "INSERT INTO db_lock_test_landed VALUES (NEW.lock_key); END IF; RETURN NEW; END $$ LANGUAGE plpgsql");
+		this.jdbc.execute("DROP TRIGGER IF EXISTS db_lock_test_stall ON " + QUEUE);
+		this.jdbc.execute("CREATE TRIGGER db_lock_test_stall BEFORE INSERT ON " + QUEUE + " FOR EACH ROW "
+				+ "EXECUTE FUNCTION db_lock_test_stall()");
+		int ghosts = 0;
+		int landed;
+		long freedAfterMillis = 0;
+		CountingRepository impatient = new CountingRepository(this.dataSource, database().dialect(this.dataSource),
+				Duration.ofMillis(500));
+		try (LockEngine stalled = new LockEngine(impatient, LockEngineSettings.of(BACKOFF))) {
+			for (int i = 0; i < keys; i++) {
+				LockRequest request = new LockRequest("stalled-" + i, Duration.ZERO, lease, false, Duration.ZERO,
+						DbLockMode.FAIR);
+				assertThatExceptionOfType(DbLockException.class).isThrownBy(() -> stalled.acquire(request));
+			}
+			// every orphaned statement ran to its end in the server and committed
+			long landing = System.nanoTime() + LONG_WAIT.toNanos();
+			while (this.jdbc.queryForObject("SELECT COUNT(*) FROM db_lock_test_landed", Integer.class) < keys) {
+				assertThat(System.nanoTime() - landing).as("the stalled tickets never landed").isNegative();
+				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+			}
+			landed = this.jdbc.queryForObject("SELECT COUNT(*) FROM db_lock_test_landed", Integer.class);
+			long since = System.nanoTime();
+			for (int i = 0; i < keys; i++) {
+				LockHandle handle = null;
+				while (handle == null && System.nanoTime() - since < freedWithin.toNanos()) {
+					try {
+						handle = this.nodeB.acquire(request("stalled-" + i, Duration.ofMillis(200)));
+					}
+					catch (LockAcquisitionException ex) {
+						// asked again after the wait of 200 ms
+					}
+				}
+				if (handle == null) {
+					ghosts++;
+				}
+				else {
+					freedAfterMillis = Math.max(freedAfterMillis, (System.nanoTime() - since) / 1_000_000);
+					handle.close();
+				}
+			}
+		}
+		finally {
+			this.jdbc.execute("DROP TRIGGER IF EXISTS db_lock_test_stall ON " + QUEUE);
+		}
+		System.out.println(database() + " fair: " + keys + " enqueues stalled past a 500 ms statement timeout: "
+				+ landed + " landed after the first clean-up, " + ghosts + " keys still behind a ghost ticket "
+				+ freedWithin + " later (lease " + lease + "); the others free " + freedAfterMillis
+				+ " ms after the last landed");
+		assertThat(ghosts).isZero();
+	}
+
 	/** A real repository whose fair queue counts the statements its callers send. */
 	static final class CountingRepository extends JdbcLockRepository {
 
@@ -603,10 +715,19 @@ abstract class FairModeContractTests {
 
 		final AtomicInteger largestRenewal = new AtomicInteger();
 
+		/** Whether every leave fails before it reaches the database: the tickets stay. */
+		volatile boolean failLeaves;
+
+		final AtomicInteger failedLeaves = new AtomicInteger();
+
 		private volatile @Nullable FairLockRepository counting;
 
 		CountingRepository(DataSource dataSource, SqlDialect dialect) {
 			super(dataSource, dialect);
+		}
+
+		CountingRepository(DataSource dataSource, SqlDialect dialect, Duration statementTimeout) {
+			super(dataSource, dialect, statementTimeout);
 		}
 
 		@Override
@@ -650,12 +771,21 @@ abstract class FairModeContractTests {
 			@Override
 			public boolean leave(Ticket ticket) {
 				CountingRepository.this.statements.incrementAndGet();
+				if (CountingRepository.this.failLeaves) {
+					CountingRepository.this.failedLeaves.incrementAndGet();
+					throw new DataAccessResourceFailureException("Test fault: the leave of " + ticket + " failed");
+				}
 				return this.delegate.leave(ticket);
 			}
 
 			@Override
 			public boolean abandon(String key, String owner) {
 				return this.delegate.abandon(key, owner);
+			}
+
+			@Override
+			public int abandonAll(Map<String, String> keysByOwner) {
+				return this.delegate.abandonAll(keysByOwner);
 			}
 
 			@Override

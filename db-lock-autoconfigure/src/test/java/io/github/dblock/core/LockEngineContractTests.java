@@ -14,12 +14,17 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.github.dblock.DbLock;
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
+import io.github.dblock.DbLockTemplate;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
+import io.github.dblock.LockReleaseException;
+import io.github.dblock.aop.DbLockAdvisor;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.testsupport.CountingLockRepository;
 import io.github.dblock.testsupport.Concurrently;
@@ -31,6 +36,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
+import org.springframework.aop.framework.ProxyFactory;
+import org.springframework.beans.factory.support.DefaultListableBeanFactory;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -830,6 +837,222 @@ abstract class LockEngineContractTests {
 			.isThrownBy(() -> this.nodeA.acquire(LockRequest.of("k", LONG_WAIT, Duration.ZERO)))
 			.withMessageContaining("positive");
 		assertThat(this.repositoryA.acquireCalls()).isZero();
+	}
+
+	/**
+	 * A release whose delete fails is reported to its caller, never only logged: the
+	 * handle's {@code close()} throws, naming the instant until which the key stays taken
+	 * (another node indeed finds it taken); the template's {@code execute} and a
+	 * {@code @DbLock} method throw it with the action's result, or add it to the action's
+	 * own exception.
+	 */
+	@Test
+	void aReleaseThatFailsIsReportedToItsCaller() {
+		int rounds = 10;
+		int silentCloses = 0;
+		int closesWithoutItsEnd = 0;
+		int silentExecutes = 0;
+		int resultsLost = 0;
+		int actionFailuresLost = 0;
+		DbLockTemplate template = new DbLockTemplate(this.nodeA, "", Duration.ZERO, LEASE);
+		ProxyFactory proxies = new ProxyFactory(new AnnotatedWork());
+		proxies.setProxyTargetClass(true);
+		proxies.addAdvisor(new DbLockAdvisor(() -> template, new DefaultListableBeanFactory(), 0));
+		AnnotatedWork annotated = (AnnotatedWork) proxies.getProxy();
+		this.repositoryA.failReleases();
+		for (int i = 0; i < rounds; i++) {
+			String key = "release-fails-" + i;
+			LockHandle handle = this.nodeA.acquire(new LockRequest(key, Duration.ZERO, LEASE, false, Duration.ZERO));
+			Instant end = handle.expiresAt();
+			try {
+				handle.close();
+				silentCloses++;
+			}
+			catch (DbLockException ex) {
+				if (!ex.getMessage().contains(end.toString())) {
+					closesWithoutItsEnd++;
+				}
+			}
+			assertThatExceptionOfType(LockAcquisitionException.class)
+				.isThrownBy(() -> this.nodeB.acquire(new LockRequest(key, Duration.ZERO, LEASE, false, Duration.ZERO)));
+			try {
+				template.execute(key + "-execute", Duration.ZERO, LEASE, () -> "done");
+				silentExecutes++;
+			}
+			catch (DbLockException ex) {
+				if (!(ex instanceof LockReleaseException released) || !"done".equals(released.getResult())) {
+					resultsLost++;
+				}
+			}
+			IllegalStateException failure = new IllegalStateException("the action failed");
+			try {
+				template.execute(key + "-failing", Duration.ZERO, LEASE, () -> {
+					throw failure;
+				});
+			}
+			catch (RuntimeException ex) {
+				if (ex != failure || ex.getSuppressed().length != 1
+						|| !(ex.getSuppressed()[0] instanceof LockReleaseException)) {
+					actionFailuresLost++;
+				}
+			}
+			try {
+				annotated.work(key);
+				silentExecutes++;
+			}
+			catch (DbLockException ex) {
+				if (!(ex instanceof LockReleaseException released) || !"worked".equals(released.getResult())) {
+					resultsLost++;
+				}
+			}
+			try {
+				annotated.fail(key);
+			}
+			catch (RuntimeException ex) {
+				if (!"the method failed".equals(ex.getMessage()) || ex.getSuppressed().length != 1
+						|| !(ex.getSuppressed()[0] instanceof LockReleaseException)) {
+					actionFailuresLost++;
+				}
+			}
+		}
+		this.repositoryA.healReleases();
+		System.out.println(database() + " " + rounds + " rounds of releases that fail (" + this.repositoryA.failedReleases()
+				+ " failed): " + silentCloses + " closes returned normally, " + closesWithoutItsEnd
+				+ " reports without the lease's end, " + silentExecutes + " executes and @DbLock calls returned normally, "
+				+ resultsLost + " results lost, " + actionFailuresLost + " action failures without the release's");
+		assertThat(silentCloses).isZero();
+		assertThat(closesWithoutItsEnd).isZero();
+		assertThat(silentExecutes).isZero();
+		assertThat(resultsLost).isZero();
+		assertThat(actionFailuresLost).isZero();
+	}
+
+	/**
+	 * An attempt whose statement the client gave up on (it stalled past the statement
+	 * timeout, here in a test-only trigger that stalls a key's first insert) and that commits after the first clean-up found
+	 * nothing leaves no ghost: the row it writes is deleted once it lands, long before its
+	 * lease would end.
+	 */
+	@Test
+	void anOrphanedAttemptThatLandsAfterTheFirstCleanUpIsDeleted() {
+		// PostgreSQL runs an abandoned statement to its end; MariaDB ends it when its client is gone
+		assumeThat(database()).isEqualTo(TestDatabase.POSTGRESQL);
+		int keys = 3;
+		Duration lease = Duration.ofSeconds(20);
+		Duration freedWithin = lease.dividedBy(2);
+		this.jdbc.execute("CREATE TABLE IF NOT EXISTS db_lock_test_landed (lock_key VARCHAR(255))");
+		this.jdbc.update("DELETE FROM db_lock_test_landed");
+		this.jdbc.execute("CREATE OR REPLACE FUNCTION db_lock_test_stall() RETURNS trigger AS $$ BEGIN "
+				+ "IF NEW.lock_key LIKE 'stalled-%' AND NOT EXISTS (SELECT 1 FROM db_lock_test_landed l "
+				+ "WHERE l.lock_key = NEW.lock_key) THEN PERFORM pg_sleep(3); "
+				+ "INSERT INTO db_lock_test_landed VALUES (NEW.lock_key); END IF; RETURN NEW; END $$ LANGUAGE plpgsql");
+		this.jdbc.execute("DROP TRIGGER IF EXISTS db_lock_test_stall ON db_lock");
+		this.jdbc.execute("CREATE TRIGGER db_lock_test_stall BEFORE INSERT ON db_lock FOR EACH ROW "
+				+ "EXECUTE FUNCTION db_lock_test_stall()");
+		JdbcLockRepository impatient = new JdbcLockRepository(this.dataSource, this.jdbcRepository.dialect(),
+				Duration.ofMillis(500));
+		int ghosts = 0;
+		int landed;
+		long freedAfterMillis = 0;
+		try (LockEngine stalled = new LockEngine(new CountingLockRepository(impatient), LockEngineSettings.of(BACKOFF))) {
+			for (int i = 0; i < keys; i++) {
+				LockRequest request = new LockRequest("stalled-" + i, Duration.ZERO, lease, false, Duration.ZERO);
+				assertThatExceptionOfType(DbLockException.class).isThrownBy(() -> stalled.acquire(request));
+			}
+			// every orphaned statement ran to its end in the server and committed
+			await().atMost(Duration.ofSeconds(30)).until(() -> this.jdbc.queryForObject(
+					"SELECT COUNT(*) FROM db_lock_test_landed", Integer.class) == keys);
+			landed = this.jdbc.queryForObject("SELECT COUNT(*) FROM db_lock_test_landed", Integer.class);
+			long since = System.nanoTime();
+			for (int i = 0; i < keys; i++) {
+				LockRequest request = new LockRequest("stalled-" + i, Duration.ofMillis(200), lease, false, Duration.ZERO);
+				LockHandle handle = null;
+				while (handle == null && System.nanoTime() - since < freedWithin.toNanos()) {
+					try {
+						handle = this.nodeB.acquire(request);
+					}
+					catch (LockAcquisitionException ex) {
+						// asked again after the wait of 200 ms
+					}
+				}
+				if (handle == null) {
+					ghosts++;
+				}
+				else {
+					freedAfterMillis = Math.max(freedAfterMillis, (System.nanoTime() - since) / 1_000_000);
+					handle.close();
+				}
+			}
+		}
+		finally {
+			this.jdbc.execute("DROP TRIGGER IF EXISTS db_lock_test_stall ON db_lock");
+		}
+		System.out.println(database() + " " + keys + " attempts stalled past a 500 ms statement timeout: " + landed
+				+ " landed after the first clean-up, " + ghosts + " keys still blocked by a ghost " + freedWithin
+				+ " later (lease " + lease + "); the others free " + freedAfterMillis + " ms after the last landed");
+		assertThat(ghosts).isZero();
+	}
+
+	/**
+	 * Orphans are deleted in batches, and again after a delete found nothing: an attempt's
+	 * statement that lands after its first clean-up (here sent by the test once that has
+	 * run) is deleted long before its lease would end, on every database.
+	 */
+	@Test
+	void orphansAreDeletedInBatchesAndAgainUntilTheirAttemptsCanNoLongerLand() throws Exception {
+		int count = 250;
+		Duration lease = Duration.ofSeconds(10);
+		AtomicInteger statements = new AtomicInteger();
+		AtomicInteger largest = new AtomicInteger();
+		CountDownLatch firstDeleteOf7 = new CountDownLatch(1);
+		long landedAt;
+		long deletedAfterMillis;
+		int ghosts = 0;
+		try (Orphans orphans = new Orphans("rows", (keysByOwner) -> {
+			statements.incrementAndGet();
+			largest.accumulateAndGet(keysByOwner.size(), Math::max);
+			int deleted = this.jdbcRepository.abandonAll(keysByOwner);
+			if (keysByOwner.containsKey("orphan-owner-7")) {
+				firstDeleteOf7.countDown();
+			}
+			return deleted;
+		})) {
+			for (int i = 0; i < count; i++) {
+				orphans.abandon("orphan-" + i, "orphan-owner-" + i, lease);
+			}
+			assertThat(firstDeleteOf7.await(1, TimeUnit.MINUTES)).isTrue();
+			int firstRoundStatements = statements.get();
+			// the statement of attempt 7 lands now, after a delete of it found nothing
+			assertThat(this.jdbcRepository.tryAcquire("orphan-7", "orphan-owner-7", lease)).isPresent();
+			landedAt = System.nanoTime();
+			long horizon = landedAt + lease.toNanos();
+			while (rows("orphan-7") > 0 && System.nanoTime() - horizon < 0) {
+				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+			}
+			deletedAfterMillis = (System.nanoTime() - landedAt) / 1_000_000;
+			ghosts = rows("orphan-7");
+			System.out.println(database() + " " + count + " orphans: " + firstRoundStatements + " statements until "
+					+ "the first delete of one, largest batch " + largest + ", " + statements + " statements until its "
+					+ "late row was deleted " + deletedAfterMillis + " ms after it landed (lease " + lease + "), " + ghosts
+					+ " ghost rows left");
+		}
+		assertThat(largest.get()).isGreaterThan(1).isLessThanOrEqualTo(Orphans.BATCH);
+		assertThat(ghosts).isZero();
+	}
+
+	/** Work under {@code @DbLock}, proxied as the auto-configuration does. */
+	static class AnnotatedWork {
+
+		@DbLock(name = "annotated", key = "#p0", waitMs = 0, leaseMs = 30_000)
+		public String work(String key) {
+			return "worked";
+		}
+
+		@DbLock(name = "annotated-failing", key = "#p0", waitMs = 0, leaseMs = 30_000)
+		public String fail(String key) {
+			throw new IllegalStateException("the method failed");
+		}
+
 	}
 
 	/** A released key's row is deleted before the release returns. */

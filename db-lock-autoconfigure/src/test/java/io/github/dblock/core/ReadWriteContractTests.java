@@ -1,9 +1,11 @@
 package io.github.dblock.core;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -15,14 +17,23 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
 
+import javax.sql.DataSource;
+
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.DbLockTemplate;
+import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
+import io.github.dblock.LockReleaseException;
 import io.github.dblock.LockUpgradeException;
 import io.github.dblock.jdbc.JdbcLockRepository;
+import io.github.dblock.jdbc.Lease;
+import io.github.dblock.jdbc.ReadWriteLockRepository;
+import io.github.dblock.jdbc.ReadWriteLockRepository.WriteAttempt;
+import io.github.dblock.jdbc.SqlDialect;
 import io.github.dblock.testsupport.Concurrently;
 import io.github.dblock.testsupport.TestDatabase;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -30,6 +41,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
+import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -494,6 +506,113 @@ abstract class ReadWriteContractTests {
 	private int holderRows(String key) {
 		return this.jdbc.queryForObject("SELECT COUNT(*) FROM " + TestDatabase.TABLE + "_rw WHERE lock_key = ?",
 				Integer.class, key);
+	}
+
+
+	/**
+	 * A read or write release whose delete fails is reported to its caller: {@code close()}
+	 * throws, naming the instant until which the key stays taken; another node finds it
+	 * taken.
+	 */
+	@Test
+	void aReleaseThatFailsIsReportedToItsCaller() {
+		int rounds = 5;
+		int silentCloses = 0;
+		int closesWithoutItsEnd = 0;
+		FailingReleases failing = new FailingReleases(this.dataSource, database().dialect(this.dataSource));
+		try (LockEngine node = new LockEngine(failing, LockEngineSettings.of(BACKOFF))) {
+			for (int i = 0; i < 2 * rounds; i++) {
+				DbLockMode mode = (i % 2 == 0) ? DbLockMode.READ : DbLockMode.WRITE;
+				String key = "rw-release-fails-" + i;
+				LockHandle handle = node.acquire(request(mode, key, Duration.ZERO));
+				failing.fail = true;
+				try {
+					handle.close();
+					silentCloses++;
+				}
+				catch (LockReleaseException ex) {
+					if (!ex.getMessage().contains(ex.getTakenUntil().toString())) {
+						closesWithoutItsEnd++;
+					}
+				}
+				finally {
+					failing.fail = false;
+				}
+				DbLockMode other = (mode == DbLockMode.READ) ? DbLockMode.WRITE : DbLockMode.READ;
+				assertThatExceptionOfType(LockAcquisitionException.class)
+					.isThrownBy(() -> this.nodeB.acquire(request(other, key, Duration.ZERO)));
+			}
+		}
+		System.out.println(database() + " read/write: " + (2 * rounds) + " releases that fail (" + failing.failed
+				+ " failed): " + silentCloses + " closes returned normally, " + closesWithoutItsEnd
+				+ " reports without the lease's end");
+		assertThat(silentCloses).isZero();
+		assertThat(closesWithoutItsEnd).isZero();
+	}
+
+	/** A real repository whose read/write releases fail, when asked, before they reach the database. */
+	static final class FailingReleases extends JdbcLockRepository {
+
+		volatile boolean fail;
+
+		final AtomicInteger failed = new AtomicInteger();
+
+		FailingReleases(DataSource dataSource, SqlDialect dialect) {
+			super(dataSource, dialect);
+		}
+
+		@Override
+		public Optional<ReadWriteLockRepository> readWriteLocks() {
+			ReadWriteLockRepository delegate = super.readWriteLocks().orElseThrow();
+			return Optional.of(new ReadWriteLockRepository() {
+
+				@Override
+				public Optional<Lease> tryRead(String key, String owner, Duration lease) {
+					return delegate.tryRead(key, owner, lease);
+				}
+
+				@Override
+				public WriteAttempt tryWrite(String key, String owner, Duration lease, boolean again) {
+					return delegate.tryWrite(key, owner, lease, again);
+				}
+
+				@Override
+				public void withdraw(String key, String owner) {
+					delegate.withdraw(key, owner);
+				}
+
+				@Override
+				public boolean release(Lease lease, boolean writer) {
+					if (FailingReleases.this.fail) {
+						FailingReleases.this.failed.incrementAndGet();
+						throw new DataAccessResourceFailureException("Test fault: the release of " + lease + " failed");
+					}
+					return delegate.release(lease, writer);
+				}
+
+				@Override
+				public Optional<Instant> renew(Lease lease, Duration duration, boolean writer) {
+					return delegate.renew(lease, duration, writer);
+				}
+
+				@Override
+				public List<Optional<Instant>> renewAll(List<Lease> leases, Duration duration, Set<String> writers) {
+					return delegate.renewAll(leases, duration, writers);
+				}
+
+				@Override
+				public @Nullable String unavailable() {
+					return delegate.unavailable();
+				}
+
+				@Override
+				public int deleteExpired(int limit) {
+					return delegate.deleteExpired(limit);
+				}
+
+			});
+		}
+
 	}
 
 }

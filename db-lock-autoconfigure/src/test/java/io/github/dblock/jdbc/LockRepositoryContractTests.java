@@ -132,6 +132,53 @@ abstract class LockRepositoryContractTests {
 		assertThat(repository.tryAcquire("after-the-cut", "owner-2", LONG_LEASE)).isPresent();
 	}
 
+	/**
+	 * A statement timeout under a second is still a limit the server enforces (as a query
+	 * timeout of one second), never none: an attempt the client gave up on is ended by the
+	 * server instead of waiting for a row lock and committing after its caller left.
+	 */
+	@Test
+	void aStatementTimeoutUnderASecondIsStillEnforcedByTheServer() throws Exception {
+		// the MySQL family enforces the JDBC query timeout in the server; PostgreSQL's driver
+		// sends a cancel, which it never sends once the network timeout closed the connection
+		assumeThat(database()).isIn(TestDatabase.MARIADB, TestDatabase.MYSQL);
+		JdbcLockRepository repository = new JdbcLockRepository(this.dataSource, this.dialect, Duration.ofMillis(500));
+		repository.tryAcquire("sub-second", "holder", Duration.ofMillis(1)).orElseThrow();
+		int stillRunning = 0;
+		try (Connection foreign = this.dataSource.getConnection()) {
+			foreign.setAutoCommit(false);
+			try (Statement statement = foreign.createStatement()) {
+				// the expired row is locked: the attempt waits for it, past its statement timeout
+				statement.executeQuery("SELECT * FROM db_lock WHERE lock_key = 'sub-second' FOR UPDATE").close();
+				assertThat(catchThrowable(() -> repository.tryAcquire("sub-second", "orphan-sub-second", LONG_LEASE)))
+					.isInstanceOf(DataAccessException.class);
+				long since = System.nanoTime();
+				while (serverStatements("orphan-sub-second") > 0) {
+					if (System.nanoTime() - since > Duration.ofSeconds(5).toNanos()) {
+						stillRunning++;
+						break;
+					}
+					Thread.onSpinWait();
+				}
+			}
+			finally {
+				foreign.rollback();
+			}
+		}
+		int landed = this.jdbc.queryForObject("SELECT COUNT(*) FROM db_lock WHERE owner = 'orphan-sub-second'",
+				Integer.class);
+		System.out.println(database() + " statement timeout 500 ms, an attempt blocked by a row lock: "
+				+ stillRunning + " still running in the server 5 s after its caller gave up, " + landed
+				+ " rows it wrote once the row was free");
+		assertThat(stillRunning).isZero();
+		assertThat(landed).isZero();
+	}
+
+	private int serverStatements(String owner) {
+		return this.jdbc.queryForObject("SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE ? "
+				+ "AND id <> CONNECTION_ID()", Integer.class, "%" + owner + "%");
+	}
+
 	@Test
 	void acquiresAFreeKeyWithALeaseInDatabaseTime() {
 		Instant before = DatabaseClock.now(this.jdbc, this.dialect);

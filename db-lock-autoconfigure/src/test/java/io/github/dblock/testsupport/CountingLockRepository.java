@@ -9,6 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import io.github.dblock.jdbc.Lease;
 import io.github.dblock.jdbc.LockRepository;
 
+import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.dao.QueryTimeoutException;
 
 /**
@@ -16,7 +17,8 @@ import org.springframework.dao.QueryTimeoutException;
  * database) and the most that were ever in flight at once, and that can lose the reply of
  * a cede that committed (the cede's delete is sent and committed by the database, then the
  * caller gets a timeout, as when a commit stalls past the statement limit or a reply is
- * cut), to inject that fault deterministically.
+ * cut), or fail every release without sending it (as when the connection breaks before
+ * the delete reaches the server), to inject those faults deterministically.
  */
 public final class CountingLockRepository implements LockRepository {
 
@@ -39,6 +41,10 @@ public final class CountingLockRepository implements LockRepository {
 	private volatile boolean loseCededReplies;
 
 	private final AtomicInteger lostCedeReplies = new AtomicInteger();
+
+	private volatile boolean failReleases;
+
+	private final AtomicInteger failedReleases = new AtomicInteger();
 
 	public CountingLockRepository(LockRepository delegate) {
 		this.delegate = delegate;
@@ -77,10 +83,35 @@ public final class CountingLockRepository implements LockRepository {
 		return this.lostCedeReplies.get();
 	}
 
+	/** From now on, every release fails before it reaches the database: the rows stay. */
+	public CountingLockRepository failReleases() {
+		this.failReleases = true;
+		return this;
+	}
+
+	/** Releases again reach the database. */
+	public CountingLockRepository healReleases() {
+		this.failReleases = false;
+		return this;
+	}
+
+	/** The releases failed by {@link #failReleases()}. */
+	public int failedReleases() {
+		return this.failedReleases.get();
+	}
+
+	private void failReleaseIfAsked(Object leases) {
+		if (this.failReleases) {
+			this.failedReleases.incrementAndGet();
+			throw new DataAccessResourceFailureException("Test fault: the release of " + leases + " failed");
+		}
+	}
+
 	@Override
 	public boolean release(Lease lease, Duration minimumHold) {
 		this.releaseCalls.incrementAndGet();
 		this.leasesReleased.incrementAndGet();
+		failReleaseIfAsked(lease);
 		return this.delegate.release(lease, minimumHold);
 	}
 
@@ -88,7 +119,13 @@ public final class CountingLockRepository implements LockRepository {
 	public int releaseAll(List<Lease> leases) {
 		this.releaseCalls.incrementAndGet();
 		this.leasesReleased.addAndGet(leases.size());
+		failReleaseIfAsked(leases);
 		return this.delegate.releaseAll(leases);
+	}
+
+	@Override
+	public boolean abandon(String key, String owner) {
+		return this.delegate.abandon(key, owner);
 	}
 
 	@Override
