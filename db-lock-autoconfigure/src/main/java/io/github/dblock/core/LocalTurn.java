@@ -54,20 +54,6 @@ final class LocalTurn {
 	}
 
 	/**
-	 * At a release while other local threads wait for the key: within the turn begun at
-	 * {@code turnStart}, {@code false} (pass it on); at the turn's end, cedes the lease if
-	 * another owner wants the key.
-	 * @param lease the lease released
-	 * @param turnStart the {@link System#nanoTime()} its turn began
-	 * @return whether the lease was ceded or given up (the next local thread then holds back
-	 * until {@link #holdBackUntil()}); if not, and the turn was over, a new turn begins now
-	 * (see {@link #over})
-	 */
-	boolean cedeAtTurnEnd(HeldLease lease, long turnStart) {
-		return over(turnStart) && cedeIfWanted(lease);
-	}
-
-	/**
 	 * Whether the turn begun at {@code turnStart} is over.
 	 * @param turnStart a {@link System#nanoTime()}
 	 * @return whether it lasted a turn
@@ -86,12 +72,16 @@ final class LocalTurn {
 	}
 
 	/**
-	 * Gives the lease up if another owner asked for its key recently. A cede whose outcome is
+	 * At the end of a turn (see {@link #over}), while other local threads wait for the key:
+	 * gives the lease up if another owner asked for its key recently. A cede whose outcome is
 	 * unknown gives it up too: it is ended for this JVM, its row deleted if it is still there.
 	 * @param lease the lease
-	 * @return whether it was ceded or given up
+	 * @return whether it was ceded or given up (the next local thread then holds back until
+	 * {@link #holdBackUntil()}); if not, a new turn begins
+	 * @throws LockReleaseException if it was given up and its row's delete failed: the key
+	 * may stay taken until the lease ends
 	 */
-	private boolean cedeIfWanted(HeldLease lease) {
+	boolean cedeIfWanted(HeldLease lease) {
 		lease.io.lock();
 		try {
 			boolean ceded;

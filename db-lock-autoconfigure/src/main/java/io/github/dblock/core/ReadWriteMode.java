@@ -351,9 +351,10 @@ final class ReadWriteMode implements AutoCloseable {
 		boolean handOver = false;
 		if (local != null && !this.closed && lease.isValid() && local.permit.hasQueuedThreads()) {
 			// another local writer waits: the key passes to it, unless the turn is over and another owner wants it
+			boolean over = this.turn.over(local.turnStart);
 			boolean cededNow;
 			try {
-				cededNow = this.turn.cedeAtTurnEnd(lease, local.turnStart);
+				cededNow = over && this.turn.cedeIfWanted(lease);
 			}
 			catch (LockReleaseException ex) {
 				// given up after a cede of unknown outcome, and its row's delete failed too
@@ -368,7 +369,7 @@ final class ReadWriteMode implements AutoCloseable {
 			}
 			else {
 				handOver = true;
-				if (this.turn.over(local.turnStart)) {
+				if (over) {
 					local.turnStart = System.nanoTime();
 				}
 			}

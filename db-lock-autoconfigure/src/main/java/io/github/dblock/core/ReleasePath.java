@@ -120,12 +120,13 @@ final class ReleasePath {
 		if (!hold.request.minimumHold().isZero() || !lease.canHandOn() || lease.local.gate.queued() == 0) {
 			return Next.END;
 		}
-		if (this.turn.cedeAtTurnEnd(lease, lease.turnStart)) {
+		if (!this.turn.over(lease.turnStart)) {
+			return Next.HAND_ON;
+		}
+		if (this.turn.cedeIfWanted(lease)) {
 			return Next.CEDED;
 		}
-		if (this.turn.over(lease.turnStart)) {
-			lease.turnStart = System.nanoTime();
-		}
+		lease.turnStart = System.nanoTime();
 		return Next.HAND_ON;
 	}
 

@@ -87,18 +87,25 @@ public class H2Dialect extends SqlDialect {
 				return mergeAndDraw(con, key, owner, lease);
 			}
 			con.setAutoCommit(false);
+			Optional<Lease> taken;
 			try {
-				Optional<Lease> taken = mergeAndDraw(con, key, owner, lease);
+				taken = mergeAndDraw(con, key, owner, lease);
 				con.commit();
-				return taken;
 			}
 			catch (SQLException | RuntimeException ex) {
-				con.rollback();
+				try {
+					con.rollback();
+				}
+				catch (SQLException rollback) {
+					// left as it is, not in autocommit: the pool rolls a connection back before it hands it out again
+					ex.addSuppressed(rollback);
+					throw ex;
+				}
+				con.setAutoCommit(true);
 				throw ex;
 			}
-			finally {
-				con.setAutoCommit(true);
-			}
+			con.setAutoCommit(true);
+			return taken;
 		}));
 	}
 

@@ -591,6 +591,20 @@ abstract class ReadWriteContractTests {
 				}
 
 				@Override
+				public boolean handOver(Lease lease) {
+					if (FailingReleases.this.fail) {
+						FailingReleases.this.failed.incrementAndGet();
+						throw new DataAccessResourceFailureException("Test fault: the hand-over of " + lease + " failed");
+					}
+					return delegate.handOver(lease);
+				}
+
+				@Override
+				public boolean cede(Lease lease, Duration wantedWithin) {
+					return delegate.cede(lease, wantedWithin);
+				}
+
+				@Override
 				public Optional<Instant> renew(Lease lease, Duration duration, boolean writer) {
 					return delegate.renew(lease, duration, writer);
 				}
