@@ -47,10 +47,10 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * seconds, which the database enforces) and as the connection's network timeout (which the
  * driver enforces, so that a stalled server or network cannot hold a caller), restored
  * before the connection goes back to the pool. From a {@code HikariDataSource}, the wait
- * for the connection is bounded too: by what is left of the call's
- * {@link StatementDeadline} (or by the statement timeout outside a call), plus at most the
- * pool's validation timeout for its check of an idle connection; from another data source
- * it is the pool's own. A deadlock, lock-wait timeout or duplicate
+ * for the connection is bounded too, like a statement: by the statement timeout or what is
+ * left of the call's {@link StatementDeadline}, whichever is less, plus at most the pool's
+ * validation timeout for its check of an idle connection; from another data source it is
+ * the pool's own. A deadlock, lock-wait timeout or duplicate
  * key reported by the database counts as an attempt that did not acquire.
  * <p>
  * With JTA, a {@code DataSource} that enlists its connections in the thread's JTA
@@ -404,8 +404,8 @@ public class JdbcLockRepository implements LockRepository {
 	}
 
 	/**
-	 * Whether a statement's wait for a connection is bounded by what is left of its call's
-	 * {@link StatementDeadline} (or by the statement timeout outside a call): true for a
+	 * Whether a statement's wait for a connection is bounded by the statement timeout or
+	 * what is left of its call's {@link StatementDeadline}, whichever is less: true for a
 	 * {@code HikariDataSource} (Spring Boot's default pool, or db-lock's own); with another
 	 * data source the wait is the pool's own and outside a caller's bound.
 	 * @return whether the pool wait is bounded
@@ -415,9 +415,9 @@ public class JdbcLockRepository implements LockRepository {
 	}
 
 	/**
-	 * A connection of the lock's data source, for a named lock to hold, within what is left
-	 * of the thread's {@link StatementDeadline} (or the statement timeout) where the pool lets
-	 * the wait be bounded.
+	 * A connection of the lock's data source, for a named lock to hold, within the statement
+	 * timeout or what is left of the thread's {@link StatementDeadline}, whichever is less,
+	 * where the pool lets the wait be bounded.
 	 * @return the connection
 	 * @throws CannotGetJdbcConnectionException if there is none
 	 */

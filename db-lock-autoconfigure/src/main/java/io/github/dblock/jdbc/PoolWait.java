@@ -11,8 +11,9 @@ import com.zaxxer.hikari.pool.HikariPool;
 import org.springframework.util.ClassUtils;
 
 /**
- * How a lock statement gets its connection within what is left of its call's
- * {@link StatementDeadline}: from a Hikari pool ({@link HikariDataSource} itself, not a
+ * How a lock statement gets its connection within the time it is given (the statement
+ * timeout or what is left of its call's {@link StatementDeadline}, whichever is less): from
+ * a Hikari pool ({@link HikariDataSource} itself, not a
  * wrapper of one) through {@link HikariPool#getConnection(long)}, waiting at most that long
  * (and never longer than the pool's own connection timeout); from any other data source
  * through {@link DataSource#getConnection()}, whose wait is the pool's own.
