@@ -203,7 +203,14 @@ public final class DbLockAutoConfiguration {
 	@ConditionalOnMissingBean
 	LockRepository dbLockRepository(LockDataSource lockDataSource, SqlDialect dialect, DbLockProperties properties,
 			ObjectProvider<DbLockConnectionPool> pool) {
-		return jdbcLockRepository(lockDataSource, dialect, properties, pool);
+		JdbcLockRepository repository = jdbcLockRepository(lockDataSource, dialect, properties, pool);
+		if (!repository.boundsPoolWait()) {
+			logger.info("db-lock: its DataSource is a " + lockDataSource.dataSource().getClass().getName()
+					+ ", not a HikariDataSource: a lock call's wait for a pool connection is that pool's own, outside "
+					+ "the bound of its wait plus db-lock.statement-timeout (see the README, \"A stalled database "
+					+ "does not hold a caller\"). Give db-lock a HikariDataSource (or db-lock.pool.size) to bound it.");
+		}
+		return repository;
 	}
 
 	private static JdbcLockRepository jdbcLockRepository(LockDataSource lockDataSource, SqlDialect dialect,

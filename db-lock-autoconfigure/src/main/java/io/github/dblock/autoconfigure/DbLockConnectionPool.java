@@ -11,7 +11,8 @@ import com.zaxxer.hikari.HikariDataSource;
 /**
  * A small pool of db-lock's own for its lock statements ({@code db-lock.pool.size}), with
  * the settings of the application's Hikari pool (URL, credentials, driver properties) but
- * its own size and connection timeout, in autocommit. The lock statements then never wait
+ * its own size and connection timeout, in autocommit, and a validation timeout no longer than
+ * the connection timeout. The lock statements then never wait
  * for a connection that the application's own transactions hold: a {@code @DbLock} method
  * called inside outer transactions that hold every connection of the application's pool
  * still takes and releases its lock. It is not a {@link DataSource} bean, so it does not
@@ -27,7 +28,9 @@ public final class DbLockConnectionPool implements AutoCloseable {
 	 * @param application the application's data source, a {@link HikariDataSource} or a
 	 * wrapper of one
 	 * @param size the most connections
-	 * @param connectionTimeout the longest a lock statement waits for a connection
+	 * @param connectionTimeout the longest a lock statement waits for a connection (less
+	 * when its call's deadline comes first), and the longest the pool checks an idle
+	 * connection before handing it out (unless the application's pool checks for less)
 	 * @throws IllegalStateException if the application's data source is not Hikari's
 	 */
 	public DbLockConnectionPool(DataSource application, int size, Duration connectionTimeout) {
@@ -41,6 +44,8 @@ public final class DbLockConnectionPool implements AutoCloseable {
 		config.setReadOnly(false);
 		// Hikari's own floor is 250 ms
 		config.setConnectionTimeout(Math.max(250, connectionTimeout.toMillis()));
+		// the check of an idle connection before it is handed out may run past a caller's deadline by this much
+		config.setValidationTimeout(Math.min(config.getValidationTimeout(), config.getConnectionTimeout()));
 		config.setInitializationFailTimeout(-1);
 		this.dataSource = new HikariDataSource(config);
 	}

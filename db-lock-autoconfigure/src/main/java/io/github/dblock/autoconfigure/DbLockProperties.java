@@ -451,7 +451,9 @@ public class DbLockProperties {
 		private int size;
 
 		/**
-		 * The longest a lock statement waits for a connection of db-lock's own pool.
+		 * The longest a lock statement waits for a connection of db-lock's own pool (less
+		 * when its call's wait and statement timeout end sooner), and the longest the pool
+		 * checks an idle connection before handing it out.
 		 */
 		private Duration connectionTimeout = Duration.ofSeconds(1);
 

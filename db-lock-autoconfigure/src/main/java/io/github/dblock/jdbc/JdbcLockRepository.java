@@ -47,7 +47,11 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * Every statement is bounded by the statement timeout: as a JDBC query timeout (whole
  * seconds rounded up, never zero, which the database enforces) and as the connection's network timeout (which the
  * driver enforces, so that a stalled server or network cannot hold a caller), restored
- * before the connection goes back to the pool. A deadlock, lock-wait timeout or duplicate
+ * before the connection goes back to the pool. From a {@code HikariDataSource}, the wait
+ * for the connection is bounded too, like a statement: by the statement timeout or what is
+ * left of the call's {@link StatementDeadline}, whichever is less, plus at most the pool's
+ * validation timeout for its check of an idle connection; from another data source it is
+ * the pool's own. A deadlock, lock-wait timeout or duplicate
  * key reported by the database counts as an attempt that did not acquire.
  * <p>
  * With JTA, a {@code DataSource} that enlists its connections in the thread's JTA
@@ -68,6 +72,8 @@ public class JdbcLockRepository implements LockRepository {
 	private static final Log logger = LogFactory.getLog(JdbcLockRepository.class);
 
 	private final DataSource dataSource;
+
+	private final PoolWait poolWait;
 
 	private final SQLExceptionTranslator exceptionTranslator;
 
@@ -106,6 +112,7 @@ public class JdbcLockRepository implements LockRepository {
 		// a proxy that hands out the thread's transactional connection would defeat the isolation
 		this.dataSource = (dataSource instanceof TransactionAwareDataSourceProxy proxy
 				&& proxy.getTargetDataSource() != null) ? proxy.getTargetDataSource() : dataSource;
+		this.poolWait = PoolWait.of(this.dataSource);
 		this.exceptionTranslator = new SQLErrorCodeSQLExceptionTranslator(this.dataSource);
 		this.dialect = dialect;
 		this.networkTimeoutMillis = (int) statementTimeout.toMillis();
@@ -403,13 +410,26 @@ public class JdbcLockRepository implements LockRepository {
 	}
 
 	/**
-	 * A connection of the lock's data source, for a named lock to hold.
+	 * Whether a statement's wait for a connection is bounded by the statement timeout or
+	 * what is left of its call's {@link StatementDeadline}, whichever is less: true for a
+	 * {@code HikariDataSource} (Spring Boot's default pool, or db-lock's own); with another
+	 * data source the wait is the pool's own and outside a caller's bound.
+	 * @return whether the pool wait is bounded
+	 */
+	public boolean boundsPoolWait() {
+		return this.poolWait.isBounded();
+	}
+
+	/**
+	 * A connection of the lock's data source, for a named lock to hold, within the statement
+	 * timeout or what is left of the thread's {@link StatementDeadline}, whichever is less,
+	 * where the pool lets the wait be bounded.
 	 * @return the connection
 	 * @throws CannotGetJdbcConnectionException if there is none
 	 */
 	Connection ownConnection() {
 		try {
-			return this.dataSource.getConnection();
+			return this.poolWait.getConnection(StatementDeadline.millisLeft(this.networkTimeoutMillis, 0));
 		}
 		catch (SQLException ex) {
 			throw new CannotGetJdbcConnectionException("No connection for a lock statement: the database could not "
@@ -480,8 +500,15 @@ public class JdbcLockRepository implements LockRepository {
 	 * benchmark's galera curve).
 	 */
 	private <T> T releasing(java.util.function.Supplier<T> release) {
-		long deadline = System.nanoTime()
-				+ TimeUnit.MILLISECONDS.toNanos(StatementDeadline.millisLeft(this.networkTimeoutMillis, 0));
+		long now = System.nanoTime();
+		long deadline = now + TimeUnit.MILLISECONDS.toNanos(StatementDeadline.millisLeft(this.networkTimeoutMillis, 0));
+		// the attempts, their waits for a connection and their statements share that time
+		try (StatementDeadline shared = StatementDeadline.openAtMost(now)) {
+			return releasingWithin(deadline, release);
+		}
+	}
+
+	private <T> T releasingWithin(long deadline, java.util.function.Supplier<T> release) {
 		for (int attempt = 1;; attempt++) {
 			try {
 				return release.get();

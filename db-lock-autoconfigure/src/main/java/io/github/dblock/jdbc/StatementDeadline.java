@@ -9,8 +9,10 @@ import org.jspecify.annotations.Nullable;
  * waiter's clean-up); each is bounded by the statement timeout, but without this they
  * could add up past the bound a caller is promised: its wait plus the statement timeout.
  * While a deadline is open on the thread, {@link JdbcLockRepository} gives each statement
- * the statement timeout or what is left until the deadline, whichever is less, and sends
- * no acquisition attempt once the deadline has passed.
+ * (and, from a Hikari pool, its wait for a connection) the statement timeout or what is
+ * left until the deadline, whichever is less, and sends no acquisition attempt once the
+ * deadline has passed. A release opens one of its own, of the statement timeout, unless
+ * its thread has one that ends sooner.
  * <p>
  * Found while looking for why acquisitions on a Galera cluster with a member killed
  * overran their bound: the survivors stall every statement for about five seconds while
@@ -45,6 +47,17 @@ public final class StatementDeadline implements AutoCloseable {
 		StatementDeadline deadline = new StatementDeadline(waitEndNanos, current.get());
 		current.set(deadline);
 		return deadline;
+	}
+
+	/**
+	 * Opens a deadline on the calling thread until {@link #close()}, unless one that ends
+	 * sooner is open already: then that one stays in force (as a nested deadline).
+	 * @param waitEndNanos when the wait ends, in {@link System#nanoTime()}'s terms
+	 * @return the open deadline, to be closed on the same thread
+	 */
+	static StatementDeadline openAtMost(long waitEndNanos) {
+		StatementDeadline outer = current.get();
+		return open((outer != null && outer.waitEndNanos - waitEndNanos < 0) ? outer.waitEndNanos : waitEndNanos);
 	}
 
 	/**

@@ -100,6 +100,37 @@ abstract class LockRepositoryContractTests {
 	}
 
 	@Test
+	void aLockStatementWaitsForAPoolConnectionNoLongerThanWhatIsLeftOfItsTime() throws Exception {
+		// Hikari's default 30 s connection timeout, every connection held by someone else
+		Duration statementTimeout = Duration.ofSeconds(1);
+		try (HikariDataSource pool = database().dataSource(2)) {
+			JdbcLockRepository repository = new JdbcLockRepository(pool, this.dialect, statementTimeout);
+			Lease lease = repository.tryAcquire("pool-held", "owner-1", LONG_LEASE).orElseThrow();
+			try (Connection first = pool.getConnection(); Connection second = pool.getConnection()) {
+				// outside a call (a release): the statement timeout, its wait for a connection included
+				long start = System.nanoTime();
+				Throwable releaseFailure = catchThrowable(() -> repository.release(lease, Duration.ZERO));
+				long releaseMillis = Duration.ofNanos(System.nanoTime() - start).toMillis();
+				// inside a call whose wait has 2 s left: those and the statement timeout
+				start = System.nanoTime();
+				Throwable attemptFailure;
+				try (StatementDeadline deadline = StatementDeadline.open(System.nanoTime() + Duration.ofSeconds(2).toNanos())) {
+					attemptFailure = catchThrowable(() -> repository.tryAcquire("pool-held-2", "owner-2", LONG_LEASE));
+				}
+				long attemptMillis = Duration.ofNanos(System.nanoTime() - start).toMillis();
+				System.out.println("pool held: the release gave up after " + releaseMillis
+						+ " ms (bound 1000 ms + 1 s), the attempt with 2 s of its wait left after "
+						+ attemptMillis + " ms (bound 2000 ms + 1000 ms + 1 s)");
+				assertThat(releaseFailure).isInstanceOf(DataAccessException.class).hasMessageContaining("no free connection");
+				assertThat(attemptFailure).isInstanceOf(DataAccessException.class).hasMessageContaining("no free connection");
+				// no validation here: the connections are all held, none is handed out
+				assertThat(releaseMillis).isLessThanOrEqualTo(statementTimeout.plusSeconds(1).toMillis());
+				assertThat(attemptMillis).isLessThanOrEqualTo(statementTimeout.plusSeconds(3).toMillis());
+			}
+		}
+	}
+
+	@Test
 	void aStatementIsCutToWhatIsLeftOfTheCallsDeadline() throws Exception {
 		// embedded H2 waits for a row lock up to its LOCK_TIMEOUT whatever the statement's time limit
 		assumeThat(database()).isNotIn(TestDatabase.H2, TestDatabase.H2_MYSQL_MODE, TestDatabase.H2_POSTGRESQL_MODE);

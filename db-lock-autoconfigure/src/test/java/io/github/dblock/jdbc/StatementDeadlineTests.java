@@ -45,6 +45,23 @@ class StatementDeadlineTests {
 	}
 
 	@Test
+	void aDeadlineOpenedAtMostKeepsAnEarlierOneInForce() {
+		long now = System.nanoTime();
+		try (StatementDeadline outer = StatementDeadline.open(now - Duration.ofSeconds(1).toNanos())) {
+			try (StatementDeadline inner = StatementDeadline.openAtMost(now)) {
+				assertThat(StatementDeadline.millisLeft(STATEMENT, SERVER_WAIT)).isBetween(0L, STATEMENT - 1_000);
+			}
+		}
+		try (StatementDeadline outer = StatementDeadline.open(now + Duration.ofSeconds(10).toNanos())) {
+			try (StatementDeadline inner = StatementDeadline.openAtMost(now)) {
+				assertThat(StatementDeadline.millisLeft(STATEMENT, SERVER_WAIT)).isBetween(0L, STATEMENT);
+			}
+			assertThat(StatementDeadline.millisLeft(STATEMENT, SERVER_WAIT)).isBetween(STATEMENT, STATEMENT + 10_000);
+		}
+		assertThat(StatementDeadline.millisLeft(STATEMENT, SERVER_WAIT)).isEqualTo(STATEMENT + SERVER_WAIT);
+	}
+
+	@Test
 	void theEngineOpensADeadlineOfTheWaitPlusTheStatementTimeoutForEachCall() {
 		List<Long> seen = new CopyOnWriteArrayList<>();
 		try (HikariDataSource dataSource = TestDatabase.H2.dataSource(2)) {

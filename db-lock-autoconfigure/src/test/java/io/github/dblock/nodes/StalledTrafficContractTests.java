@@ -9,6 +9,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.DbLockException;
 import io.github.dblock.LockHandle;
+import io.github.dblock.autoconfigure.DbLockConnectionPool;
 import io.github.dblock.core.Backoff;
 import io.github.dblock.core.LockEngine;
 import io.github.dblock.core.LockEngineSettings;
@@ -69,6 +70,80 @@ abstract class StalledTrafficContractTests {
 				await().atMost(Duration.ofSeconds(30))
 					.until(() -> jdbc.queryForObject("SELECT COUNT(*) FROM " + TestDatabase.TABLE
 							+ " WHERE lock_key = 'reply-lost'", Integer.class) == 0);
+			}
+		}
+	}
+
+	@Test
+	void anAcquisitionWhoseConnectionIsHandedOutToAStalledServerReturnsWithinItsBound() throws Exception {
+		long[] measured = stalledAcquisition(false);
+		System.out.println("stalled pool, the application's pool (Hikari's defaults): acquisition returned after "
+				+ measured[0] + " ms (bound " + measured[1] + " ms)");
+		assertThat(measured[0]).isLessThanOrEqualTo(measured[1]);
+	}
+
+	@Test
+	void anAcquisitionWhoseConnectionIsHandedOutByItsOwnPoolToAStalledServerReturnsWithinItsBound() throws Exception {
+		long[] measured = stalledAcquisition(true);
+		System.out.println("stalled pool, db-lock's own pool: acquisition returned after " + measured[0]
+				+ " ms (bound " + measured[1] + " ms)");
+		assertThat(measured[0]).isLessThanOrEqualTo(measured[1]);
+	}
+
+	/**
+	 * A 3 s acquisition with a 1 s statement timeout while every byte to the database is
+	 * stalled, from a pool with Hikari's defaults (30 s connection timeout, 5 s validation
+	 * timeout) that validates every connection it hands out (as it does one idle for over
+	 * 500 ms, here made certain): how long it took, and its bound (the wait, the statement
+	 * timeout, the validation timeout of the pool it draws from and a second of slack).
+	 */
+	private long[] stalledAcquisition(boolean ownPool) throws Exception {
+		TestDatabase.Connection settings = database().connection();
+		URI target = URI.create(settings.url().substring("jdbc:".length()));
+		try (HikariDataSource direct = database().dataSource(2);
+				StallingProxy proxy = new StallingProxy(target.getHost(), target.getPort())) {
+			HikariConfig config = new HikariConfig();
+			config.setJdbcUrl(settings.url().replace("//" + target.getRawAuthority() + "/",
+					"//127.0.0.1:" + proxy.port() + "/"));
+			config.setUsername(settings.user());
+			config.setPassword(settings.password());
+			config.setMaximumPoolSize(2);
+			String bypass = System.setProperty("com.zaxxer.hikari.aliveBypassWindowMs", "-1");
+			HikariDataSource proxied = new HikariDataSource(config);
+			DbLockConnectionPool own = ownPool ? new DbLockConnectionPool(proxied, 2, Duration.ofSeconds(1)) : null;
+			if (bypass != null) {
+				System.setProperty("com.zaxxer.hikari.aliveBypassWindowMs", bypass);
+			}
+			else {
+				System.clearProperty("com.zaxxer.hikari.aliveBypassWindowMs");
+			}
+			HikariDataSource lockPool = (own != null) ? own.dataSource().unwrap(HikariDataSource.class) : proxied;
+			Duration wait = Duration.ofSeconds(3);
+			Duration statementTimeout = Duration.ofSeconds(1);
+			try (proxied;
+					LockEngine node = new LockEngine(
+							new JdbcLockRepository(lockPool, database().dialect(direct), statementTimeout),
+							LockEngineSettings.of(new Backoff(Duration.ofMillis(5), Duration.ofMillis(100))))) {
+				node.acquire(LockRequest.of("warm-up", Duration.ZERO, Duration.ofSeconds(30))).close();
+				proxy.stall();
+				long start = System.nanoTime();
+				try {
+					node.acquire(LockRequest.of("stalled-pool", wait, Duration.ofSeconds(30))).close();
+				}
+				catch (DbLockException ex) {
+					// not acquired: what is measured is when it returned
+				}
+				long millis = Duration.ofNanos(System.nanoTime() - start).toMillis();
+				proxy.resume();
+				return new long[] { millis, wait.plus(statementTimeout)
+					.plusMillis(lockPool.getValidationTimeout())
+					.plusSeconds(1)
+					.toMillis() };
+			}
+			finally {
+				if (own != null) {
+					own.close();
+				}
 			}
 		}
 	}
