@@ -417,7 +417,8 @@ public abstract class SqlDialect {
 	 * another transaction holds it, at most {@code waitMillis} and never longer (a database
 	 * that counts waits in whole seconds waits the whole seconds below it; zero is one look
 	 * with {@code SKIP LOCKED}, which raises no error). A lock-wait timeout rolls back only
-	 * the statement, never the caller's work before it.
+	 * the statement, never the caller's work before it; a failure after which the database
+	 * rolled back the whole transaction is a {@link TransactionRolledBackException}.
 	 * @param jdbc runs the statements on the caller's transactional connection
 	 * @param key the key
 	 * @param waitMillis how long to wait at most; 0 for not at all
@@ -441,11 +442,29 @@ public abstract class SqlDialect {
 			return !jdbc.queryForList(sql, Integer.class, key).isEmpty();
 		}
 		catch (DataAccessException ex) {
+			String rolledBack = rolledBackTransaction(jdbc, ex);
+			if (rolledBack != null) {
+				throw new TransactionRolledBackException("The database rolled back the whole transaction while it "
+						+ "locked '" + key + "': " + rolledBack, ex);
+			}
 			if (isLockWaitTimeout(ex)) {
 				return false;
 			}
 			throw ex;
 		}
+	}
+
+	/**
+	 * Whether a failure of a statement in the caller's transaction rolled back the whole
+	 * transaction, not the statement alone, and why; asked by {@link #lockKeyRowWith}
+	 * before a lock-wait timeout is taken for a row not locked. Here never.
+	 * @param jdbc the caller's transactional connection, which may be asked about its
+	 * settings (a new transaction there is harmless: the old one is gone)
+	 * @param failure the failure
+	 * @return why the transaction was rolled back, or {@code null} if it was not
+	 */
+	protected @Nullable String rolledBackTransaction(JdbcOperations jdbc, Throwable failure) {
+		return null;
 	}
 
 	/**
