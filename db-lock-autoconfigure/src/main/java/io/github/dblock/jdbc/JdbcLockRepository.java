@@ -247,14 +247,21 @@ public class JdbcLockRepository implements LockRepository {
 
 	/**
 	 * Runs an operation's statements in one transaction of their own, on a connection of its
-	 * own, each within the statement timeout: for maintenance steps that must be atomic.
+	 * own, at READ COMMITTED (so that on MySQL and MariaDB it takes no gap or next-key locks,
+	 * and keeps the locks of the rows it changes alone), each within the statement timeout:
+	 * for maintenance steps that must be atomic.
 	 */
 	<T> T inOwnTransaction(Function<JdbcOperations, T> statements) {
 		List<TransactionSynchronization> setAside = setAsideSynchronizations();
 		try {
 			Connection connection = ownConnection();
 			boolean autoCommit = connection.getAutoCommit();
+			int isolation = connection.getTransactionIsolation();
 			try {
+				if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
+					// no gap or next-key locks: a maintenance step locks the rows it changes and no more
+					connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+				}
 				if (autoCommit) {
 					connection.setAutoCommit(false);
 				}
@@ -269,6 +276,9 @@ public class JdbcLockRepository implements LockRepository {
 			finally {
 				if (autoCommit) {
 					connection.setAutoCommit(true);
+				}
+				if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
+					connection.setTransactionIsolation(isolation);
 				}
 				connection.close();
 			}
