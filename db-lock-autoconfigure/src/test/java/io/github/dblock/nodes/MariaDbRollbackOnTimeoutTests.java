@@ -1,0 +1,116 @@
+package io.github.dblock.nodes;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.github.dblock.DbLockException;
+import io.github.dblock.DbLockMode;
+import io.github.dblock.LockAcquisitionException;
+import io.github.dblock.LockHandle;
+import io.github.dblock.autoconfigure.DbLockSchemaMigration;
+import io.github.dblock.core.LockEngine;
+import io.github.dblock.core.LockEngineSettings;
+import io.github.dblock.core.LockRequest;
+import io.github.dblock.jdbc.JdbcConnectionLockRepository;
+import io.github.dblock.jdbc.JdbcLockRepository;
+import io.github.dblock.jdbc.SqlDialects;
+import io.github.dblock.testsupport.OwnMariaDb;
+import io.github.dblock.testsupport.TestDatabase;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.support.JdbcTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The transaction mode on a MariaDB server of the test's own started with
+ * {@code innodb_rollback_on_timeout=ON} (not settable at run time): a wait that runs out
+ * rolls back the caller's whole transaction, which the mode must report, not retry.
+ */
+class MariaDbRollbackOnTimeoutTests {
+
+	@Test
+	void aWaitThatRunsOutOnARollbackOnTimeoutServerEndsTheTransactionsLocks() throws Exception {
+		try (OwnMariaDb server = OwnMariaDb.startWith("--innodb-rollback-on-timeout=ON");
+				HikariDataSource dataSource = NodeSupport.dataSource(server.url(), server.user(), "", 6)) {
+			JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+			assertThat(jdbc.queryForObject("SELECT @@innodb_rollback_on_timeout", Integer.class)).isEqualTo(1);
+			new DbLockSchemaMigration(dataSource, SqlDialects.detect(dataSource, TestDatabase.TABLE)).afterPropertiesSet();
+			jdbc.execute("CREATE TABLE db_lock_test_writes (id INT PRIMARY KEY, written INT)");
+			jdbc.update("INSERT INTO db_lock_test_writes VALUES (1, 0)");
+			JdbcLockRepository leases = new JdbcLockRepository(dataSource, SqlDialects.detect(dataSource, TestDatabase.TABLE));
+			LockEngine engine = new LockEngine(leases, new JdbcConnectionLockRepository(leases, dataSource),
+					LockEngineSettings.of(new io.github.dblock.core.Backoff(Duration.ofMillis(2), Duration.ofMillis(50))));
+			TransactionTemplate transactions = new TransactionTemplate(new JdbcTransactionManager(dataSource));
+			CountDownLatch held = new CountDownLatch(1);
+			CountDownLatch done = new CountDownLatch(1);
+			CompletableFuture<Void> holder = CompletableFuture.runAsync(() -> transactions.executeWithoutResult((s) -> {
+				engine.acquire(new LockRequest("rot-2", Duration.ZERO, Duration.ofSeconds(30), true, Duration.ZERO,
+						DbLockMode.TRANSACTION));
+				held.countDown();
+				try {
+					done.await(1, TimeUnit.MINUTES);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			}));
+			assertThat(held.await(1, TimeUnit.MINUTES)).isTrue();
+			int[] violations = new int[3];
+			String[] failure = new String[1];
+			try {
+				transactions.executeWithoutResult((status) -> {
+					LockHandle first = engine.acquire(new LockRequest("rot-1", Duration.ZERO, Duration.ofSeconds(30),
+							true, Duration.ZERO, DbLockMode.TRANSACTION));
+					jdbc.update("UPDATE db_lock_test_writes SET written = 1 WHERE id = 1");
+					try {
+						engine.acquire(new LockRequest("rot-2", Duration.ofMillis(1500), Duration.ofSeconds(30), true,
+								Duration.ZERO, DbLockMode.TRANSACTION));
+					}
+					catch (DbLockException ex) {
+						failure[0] = ex.getClass().getSimpleName() + ": " + ex.getMessage();
+						boolean rolledBack = jdbc.queryForObject("SELECT written FROM db_lock_test_writes WHERE id = 1",
+								Integer.class) == 0;
+						if (rolledBack && first.isHeld()) {
+							violations[0]++;
+						}
+						if (rolledBack && (ex instanceof LockAcquisitionException
+								|| !String.valueOf(ex.getMessage()).contains("rolled back"))) {
+							violations[1]++;
+						}
+						if (rolledBack && !rolledBack(engine)) {
+							violations[2]++;
+						}
+					}
+					status.setRollbackOnly();
+				});
+			}
+			finally {
+				done.countDown();
+				holder.get(1, TimeUnit.MINUTES);
+				engine.close();
+			}
+			System.out.println("MariaDbRollbackOnTimeoutTests: failure=" + failure[0] + " handleSaysHeldButRolledBack="
+					+ violations[0] + " reportedAsATimeout=" + violations[1] + " lockedInsideRolledBack=" + violations[2]);
+			assertThat(failure[0]).isNotNull();
+			assertThat(violations).containsExactly(0, 0, 0);
+		}
+	}
+
+	/** Whether a further lock in the current (rolled back) transaction is refused. */
+	private static boolean rolledBack(LockEngine engine) {
+		try {
+			return engine.tryAcquire(new LockRequest("rot-3", Duration.ZERO, Duration.ofSeconds(30), true, Duration.ZERO,
+					DbLockMode.TRANSACTION)).isEmpty();
+		}
+		catch (DbLockException ex) {
+			return true;
+		}
+	}
+
+}
