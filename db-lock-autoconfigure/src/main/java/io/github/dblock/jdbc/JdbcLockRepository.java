@@ -163,13 +163,24 @@ public class JdbcLockRepository implements LockRepository {
 
 	@Override
 	public Optional<Instant> renew(Lease lease, Duration duration) {
-		return retryingContention(() -> onOwnConnection((jdbc) -> this.dialect.renew(jdbc, lease, duration)));
+		return renew(lease, duration, false);
+	}
+
+	@Override
+	public Optional<Instant> renew(Lease lease, Duration duration, boolean newHolder) {
+		return retryingContention(
+				() -> onOwnConnection((jdbc) -> this.dialect.renew(jdbc, lease, duration, newHolder)));
 	}
 
 	@Override
 	public List<Optional<Instant>> renewAll(List<Lease> leases, Duration duration) {
+		return renewAll(leases, duration, false);
+	}
+
+	@Override
+	public List<Optional<Instant>> renewAll(List<Lease> leases, Duration duration, boolean newHolder) {
 		// not retried here: the watchdog tries again at its next sweep, and a row another session locked stays locked
-		return onOwnConnection((jdbc) -> this.dialect.renewAll(jdbc, leases, duration));
+		return onOwnConnection((jdbc) -> this.dialect.renewAll(jdbc, leases, duration, newHolder));
 	}
 
 	@Override

@@ -38,6 +38,8 @@ public abstract class SqlDialect {
 
 	private final String renewSql;
 
+	private final String renewAsNewHolderSql;
+
 	private final String expiresAtSql;
 
 	private final String deleteExpiredSql;
@@ -62,6 +64,8 @@ public abstract class SqlDialect {
 		this.keepUntilMinimumHoldSql = "UPDATE " + table + " SET expires_at = " + plusMicros("acquired_at") + heldBy
 				+ " AND " + plusMicros("acquired_at") + " > " + now();
 		this.renewSql = "UPDATE " + table + " SET expires_at = " + plusMicros(now()) + heldBy;
+		this.renewAsNewHolderSql = "UPDATE " + table + " SET acquired_at = " + now() + ", expires_at = "
+				+ plusMicros(now()) + heldBy;
 		this.expiresAtSql = "SELECT expires_at FROM " + table + heldBy;
 		this.deleteExpiredSql = deleteExpiredSql(table);
 		this.cedeSql = "DELETE FROM " + table + heldBy + " AND wanted_at > " + plusMicros(now());
@@ -188,7 +192,22 @@ public abstract class SqlDialect {
 	 * @return the new end of the lease, or empty if the row is gone or another owner's
 	 */
 	public Optional<Instant> renew(JdbcOperations jdbc, Lease lease, Duration duration) {
-		if (jdbc.update(this.renewSql, micros(duration), lease.key(), lease.owner(), lease.token()) == 0) {
+		return renew(jdbc, lease, duration, false);
+	}
+
+	/**
+	 * Extends a lease that its owner and token still hold to {@code lease} from the
+	 * database's now, and for a {@code newHolder} sets its start ({@code acquired_at}) to
+	 * the database's now in the same {@code UPDATE}.
+	 * @param jdbc runs the statements
+	 * @param lease the lease
+	 * @param duration the new lease from now
+	 * @param newHolder whether its start is set to now too
+	 * @return the new end of the lease, or empty if the row is gone or another owner's
+	 */
+	public Optional<Instant> renew(JdbcOperations jdbc, Lease lease, Duration duration, boolean newHolder) {
+		if (jdbc.update(newHolder ? this.renewAsNewHolderSql : this.renewSql, micros(duration), lease.key(),
+				lease.owner(), lease.token()) == 0) {
 			return Optional.empty();
 		}
 		return jdbc.query(this.expiresAtSql, (rs, i) -> readInstant(rs, "expires_at"), lease.key(), lease.owner(),
@@ -210,14 +229,31 @@ public abstract class SqlDialect {
 	 * owner's
 	 */
 	public List<Optional<Instant>> renewAll(JdbcOperations jdbc, List<Lease> leases, Duration duration) {
+		return renewAll(jdbc, leases, duration, false);
+	}
+
+	/**
+	 * Extends leases as {@link #renewAll(JdbcOperations, List, Duration)} does, and for
+	 * {@code newHolder} sets their start ({@code acquired_at}) to the database's now in the
+	 * same {@code UPDATE}.
+	 * @param jdbc runs the statements
+	 * @param leases the leases, with distinct owners
+	 * @param duration the new lease from now
+	 * @param newHolder whether their start is set to now too
+	 * @return for each lease, in order, its new end, or empty if its row is gone or another
+	 * owner's
+	 */
+	public List<Optional<Instant>> renewAll(JdbcOperations jdbc, List<Lease> leases, Duration duration,
+			boolean newHolder) {
 		if (leases.size() == 1) {
-			return List.of(renew(jdbc, leases.get(0), duration));
+			return List.of(renew(jdbc, leases.get(0), duration, newHolder));
 		}
 		Object[] heldBy = heldByParameters(leases);
 		Object[] parameters = new Object[heldBy.length + 1];
 		parameters[0] = micros(duration);
 		System.arraycopy(heldBy, 0, parameters, 1, heldBy.length);
-		Map<String, Instant> ends = renewRows(jdbc, leases.size(), parameters, heldBy);
+		Map<String, Instant> ends = renewRows(jdbc, renewAllSql(leases.size(), newHolder), parameters, heldBy,
+				leases.size());
 		List<Optional<Instant>> renewed = new ArrayList<>(leases.size());
 		for (Lease lease : leases) {
 			renewed.add(Optional.ofNullable(ends.get(lease.owner())));
@@ -226,17 +262,19 @@ public abstract class SqlDialect {
 	}
 
 	/**
-	 * Runs the renewal of {@link #renewAll}: {@link #renewAllSql}, then a {@code SELECT} of
-	 * the rows' new ends.
+	 * Runs the renewal of {@link #renewAll}: its {@code UPDATE} ({@link #renewAllSql}), then
+	 * a {@code SELECT} of the rows' new ends.
 	 * @param jdbc runs the statements
-	 * @param count the number of leases
+	 * @param renewSql the {@code UPDATE}
 	 * @param parameters the parameters of {@link #renewAllSql}
 	 * @param heldBy the parameters of {@link #heldByAll}
+	 * @param count the number of leases
 	 * @return the new end of each row renewed, by owner
 	 */
-	protected Map<String, Instant> renewRows(JdbcOperations jdbc, int count, Object[] parameters, Object[] heldBy) {
+	protected Map<String, Instant> renewRows(JdbcOperations jdbc, String renewSql, Object[] parameters,
+			Object[] heldBy, int count) {
 		Map<String, Instant> ends = new HashMap<>();
-		if (jdbc.update(renewAllSql(count), parameters) > 0) {
+		if (jdbc.update(renewSql, parameters) > 0) {
 			jdbc.query("SELECT owner, expires_at FROM " + this.table + heldByAll(count), (rs) -> {
 				ends.put(rs.getString("owner"), readInstant(rs, "expires_at"));
 			}, heldBy);
@@ -248,10 +286,12 @@ public abstract class SqlDialect {
 	 * The statement of {@link #renewAll} for {@code count} leases: its parameters are the
 	 * lease in microseconds, then the keys, owners and tokens as in {@link #heldByAll}.
 	 * @param count the number of leases
+	 * @param newHolder whether it sets the leases' start to now too
 	 * @return the SQL
 	 */
-	protected String renewAllSql(int count) {
-		return "UPDATE " + this.table + " SET expires_at = " + plusMicros(now()) + heldByAll(count);
+	protected String renewAllSql(int count, boolean newHolder) {
+		return "UPDATE " + this.table + " SET " + (newHolder ? "acquired_at = " + now() + ", " : "") + "expires_at = "
+				+ plusMicros(now()) + heldByAll(count);
 	}
 
 	/**
