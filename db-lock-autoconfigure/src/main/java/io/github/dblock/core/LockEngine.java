@@ -226,6 +226,19 @@ public final class LockEngine implements AutoCloseable {
 	}
 
 	/**
+	 * What makes a transaction-mode wait that runs out roll back the caller's whole
+	 * transaction on this server, checked now: for a warning at start-up. There, such a call
+	 * fails with a {@link DbLockException} saying so, never retried.
+	 * @return what shows it (MySQL's or MariaDB's {@code innodb_rollback_on_timeout=ON}), or
+	 * empty if a wait that runs out rolls back its statement alone, or the engine has no
+	 * transaction mode
+	 * @throws org.springframework.dao.DataAccessException if the database failed
+	 */
+	public Optional<String> transactionLockTimeoutRollsBackTransaction() {
+		return (this.transactions != null) ? this.transactions.timeoutRollsBackTransaction() : Optional.empty();
+	}
+
+	/**
 	 * How far behind its schedule the lease watchdog is now: the longest time a lease it
 	 * renews has waited past its renewal time, zero if none is due. A lag that nears the
 	 * leases' length means they may be lost (a watchdog thread starved of CPU, a slow

@@ -71,6 +71,15 @@ final class TransactionMode {
 	}
 
 	/**
+	 * What makes a wait that runs out roll back the caller's whole transaction on this
+	 * server, asked now.
+	 * @return what shows it, or empty if the wait's statement alone is rolled back
+	 */
+	Optional<String> timeoutRollsBackTransaction() {
+		return Optional.ofNullable(this.repository.lockWaitTimeoutRollsBackTransaction());
+	}
+
+	/**
 	 * Locks a key in the thread's transaction.
 	 * @return the handle, or {@code null} if another transaction held it for the whole wait
 	 */

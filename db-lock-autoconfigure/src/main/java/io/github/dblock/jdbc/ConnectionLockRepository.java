@@ -65,6 +65,16 @@ public interface ConnectionLockRepository {
 	@Nullable String transactionLocksUnavailable();
 
 	/**
+	 * What makes a transaction-mode wait that runs out roll back the caller's whole
+	 * transaction here, if it does (MySQL and MariaDB with {@code innodb_rollback_on_timeout=ON}).
+	 * @return what shows it, or {@code null} if the wait's statement alone is rolled back
+	 * @throws org.springframework.dao.DataAccessException if the database failed
+	 */
+	default @Nullable String lockWaitTimeoutRollsBackTransaction() {
+		return null;
+	}
+
+	/**
 	 * A named lock held by a connection of its own.
 	 */
 	interface NamedLock {

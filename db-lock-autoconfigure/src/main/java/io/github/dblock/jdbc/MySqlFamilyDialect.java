@@ -174,13 +174,19 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 	 */
 	public boolean rollbackOnTimeout(JdbcOperations jdbc) {
 		try {
-			Boolean on = jdbc.queryForObject("SELECT @@GLOBAL.innodb_rollback_on_timeout", Boolean.class);
-			return !Boolean.FALSE.equals(on);
+			return lockWaitTimeoutRollsBackTransaction(jdbc) != null;
 		}
 		catch (org.springframework.dao.DataAccessException ex) {
 			// an outcome that cannot be told is taken as the worse case
 			return true;
 		}
+	}
+
+	/** {@code innodb_rollback_on_timeout}, read from the server (a setting it has since it started). */
+	@Override
+	public @Nullable String lockWaitTimeoutRollsBackTransaction(JdbcOperations jdbc) {
+		Boolean on = jdbc.queryForObject("SELECT @@GLOBAL.innodb_rollback_on_timeout", Boolean.class);
+		return Boolean.FALSE.equals(on) ? null : "the server has innodb_rollback_on_timeout=ON";
 	}
 
 	/** ER_LOCK_WAIT_TIMEOUT: InnoDB rolls back the statement alone (unless innodb_rollback_on_timeout). */

@@ -582,6 +582,18 @@ public abstract class SqlDialect {
 	}
 
 	/**
+	 * What makes a lock-wait timeout roll back the whole transaction of the caller on this
+	 * server, if it does (MySQL and MariaDB with {@code innodb_rollback_on_timeout=ON}): a
+	 * transaction-mode wait that runs out then ends the caller's transaction, and the call
+	 * fails with a {@link io.github.dblock.DbLockException}, never retried.
+	 * @param jdbc runs statements in autocommit
+	 * @return what shows it, or {@code null} if a timeout rolls back the statement alone
+	 */
+	public @Nullable String lockWaitTimeoutRollsBackTransaction(JdbcOperations jdbc) {
+		return null;
+	}
+
+	/**
 	 * Why this server cannot hold the lock table, if it cannot: it is read-only, as a
 	 * replica or a standby is. Locks written on a replica (where a privileged user may still
 	 * write) are not the primary's.
