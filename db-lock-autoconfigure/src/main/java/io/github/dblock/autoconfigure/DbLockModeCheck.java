@@ -7,11 +7,14 @@ import java.util.function.Function;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.aop.DbLockAdvisor;
 import io.github.dblock.core.LockEngine;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 
 import org.springframework.aop.Advisor;
 import org.springframework.aop.framework.Advised;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.dao.DataAccessException;
 
 /**
  * Fails start-up where a mode of {@code @DbLock} cannot work as the application is set up:
@@ -25,8 +28,14 @@ import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
  * <li>{@code mode = TRANSACTION} on a bean whose advisors run it outside
  * {@code @Transactional}, where it would find no transaction.</li>
  * </ul>
+ * And warns where {@code mode = TRANSACTION} is used on a server whose lock-wait timeout
+ * rolls back the whole transaction (MySQL's and MariaDB's
+ * {@code innodb_rollback_on_timeout=ON}): there a wait that runs out ends the caller's
+ * transaction.
  */
 final class DbLockModeCheck implements SmartInitializingSingleton {
+
+	private static final Log logger = LogFactory.getLog(DbLockModeCheck.class);
 
 	private final ConfigurableListableBeanFactory beanFactory;
 
@@ -42,6 +51,41 @@ final class DbLockModeCheck implements SmartInitializingSingleton {
 		checkAvailable(DbLockMode.WRITE, LockEngine::readWriteLocksUnavailable);
 		checkAvailable(DbLockMode.FAIR, LockEngine::fairLocksUnavailable);
 		checkTransactionOrder();
+		warnOfRollbackOnTimeout();
+	}
+
+	/**
+	 * A WARN naming the transaction-mode methods where a wait that runs out rolls back the
+	 * caller's whole transaction; without such methods an INFO, for {@code DbLockTemplate}
+	 * callers of the mode.
+	 */
+	private void warnOfRollbackOnTimeout() {
+		LockEngine engine = this.beanFactory.getBeanProvider(LockEngine.class).getIfAvailable();
+		if (engine == null) {
+			return;
+		}
+		Optional<String> rollsBack;
+		try {
+			rollsBack = engine.transactionLockTimeoutRollsBackTransaction();
+		}
+		catch (DataAccessException ex) {
+			logger.debug("Could not check whether a lock-wait timeout rolls back the whole transaction", ex);
+			return;
+		}
+		if (rollsBack.isEmpty()) {
+			return;
+		}
+		String effect = rollsBack.get() + ": a transaction-mode lock whose wait runs out rolls back the caller's whole "
+				+ "transaction (its earlier writes and locks are gone), and the call fails with a DbLockException "
+				+ "saying so, never retried. Set innodb_rollback_on_timeout=OFF (the server's default) to have the wait "
+				+ "alone rolled back, or use mode = LEASE (the default)";
+		List<String> methods = DbLockGuard.lockedMethods(this.beanFactory, (lock) -> lock.mode() == DbLockMode.TRANSACTION);
+		if (!methods.isEmpty()) {
+			logger.warn("@DbLock(mode = TRANSACTION) on " + methods + ": " + effect + ".");
+		}
+		else {
+			logger.info("db-lock, for DbLockTemplate calls in the TRANSACTION mode: " + effect + ".");
+		}
 	}
 
 	private void checkAvailable(DbLockMode mode, Function<LockEngine, Optional<String>> unavailable) {

@@ -365,7 +365,9 @@ public class DbLockProperties {
 
 		/**
 		 * The longest a lease or read/write hold may last: the recovery job frees older ones
-		 * (their holders find their leases lost) and logs each at WARN. Unset: none is freed.
+		 * (their holders find their leases lost) and logs each at WARN. A lease passed among
+		 * threads of one application counts from its current holder's start, recorded at
+		 * most one renewal interval late. Unset: none is freed.
 		 */
 		private @Nullable Duration maxHold;
 

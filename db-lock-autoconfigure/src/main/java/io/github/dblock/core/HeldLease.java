@@ -57,6 +57,12 @@ final class HeldLease {
 	/** Local holders after the first; changed only by the thread that passed the gate. */
 	volatile int handoffs;
 
+	/**
+	 * The hand-off whose holder's start the database's {@code acquired_at} records: it lags
+	 * {@link #handoffs} after a hand-on without a statement, until the next renewal writes it.
+	 */
+	volatile int startWritten;
+
 	/** When the current local turn began: the lease was taken, or the last turn checked. */
 	volatile long turnStart;
 
@@ -96,6 +102,14 @@ final class HeldLease {
 	/** Whether it may pass to one more local holder. */
 	boolean canHandOn() {
 		return isValid() && this.handoffs < MAX_HANDOFFS;
+	}
+
+	/**
+	 * Whether it was handed on to another local holder since its start was last written:
+	 * its next renewal writes the database's now as its start too.
+	 */
+	boolean startBehind() {
+		return this.handoffs != this.startWritten;
 	}
 
 	/** How long it lasts yet on the local clock, in nanoseconds (negative once past). */

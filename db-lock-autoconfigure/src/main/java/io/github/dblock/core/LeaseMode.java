@@ -65,13 +65,13 @@ final class LeaseMode implements LockMode {
 	}
 
 	@Override
-	public Optional<Instant> extend(Lease lease, Duration duration) {
-		return this.repository.renew(lease, duration);
+	public Optional<Instant> extend(Lease lease, Duration duration, boolean newHolder) {
+		return this.repository.renew(lease, duration, newHolder);
 	}
 
 	@Override
-	public List<Optional<Instant>> extendAll(List<Lease> leases, Duration duration) {
-		return this.repository.renewAll(leases, duration);
+	public List<Optional<Instant>> extendAll(List<Lease> leases, Duration duration, boolean newHolder) {
+		return this.repository.renewAll(leases, duration, newHolder);
 	}
 
 	@Override

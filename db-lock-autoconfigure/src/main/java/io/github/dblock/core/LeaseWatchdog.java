@@ -33,6 +33,11 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * <li>a periodic check marks lost every lease whose local deadline has passed, from the
  * local clock alone, so that a renewal stuck on the database never delays the report.</li>
  * </ul>
+ * A lease handed on to another local holder without a statement
+ * ({@link HeldLease#startBehind()}) is renewed with those like it, by a statement that also
+ * writes the database's now as its start, once per hand-on: the recovery job's limit
+ * ({@code db-lock.recovery.max-hold}) then measures its current holder, from at most one
+ * renewal after that holder began.
  */
 final class LeaseWatchdog implements AutoCloseable {
 
@@ -134,7 +139,7 @@ final class LeaseWatchdog implements AutoCloseable {
 	}
 
 	private void sweep() {
-		Map<Duration, List<HeldLease>> due = new HashMap<>();
+		Map<Batch, List<HeldLease>> due = new HashMap<>();
 		List<HeldLease> alone = new ArrayList<>();
 		long now = System.nanoTime();
 		for (HeldLease lease : this.renewing) {
@@ -146,24 +151,26 @@ final class LeaseWatchdog implements AutoCloseable {
 					alone.add(lease);
 				}
 				else {
-					due.computeIfAbsent(lease.duration, (duration) -> new ArrayList<>()).add(lease);
+					due.computeIfAbsent(new Batch(lease.duration, lease.startBehind()), (batch) -> new ArrayList<>())
+						.add(lease);
 				}
 			}
 		}
-		due.forEach((duration, leases) -> {
+		due.forEach((batch, leases) -> {
 			for (int from = 0; from < leases.size(); from += MAX_BATCH) {
-				renew(duration, leases.subList(from, Math.min(from + MAX_BATCH, leases.size())));
+				renew(batch, leases.subList(from, Math.min(from + MAX_BATCH, leases.size())));
 			}
 		});
 		// those whose last renewal together failed: after the others, so that they delay no one
 		alone.sort(BY_REMAINING);
 		for (HeldLease lease : alone) {
-			renew(lease.duration, List.of(lease));
+			renew(new Batch(lease.duration, lease.startBehind()), List.of(lease));
 		}
 	}
 
-	/** Renews leases of one length together; alone if that fails. */
-	private void renew(Duration duration, List<HeldLease> due) {
+	/** Renews leases of one length and kind together; alone if that fails. */
+	private void renew(Batch kind, List<HeldLease> due) {
+		Duration duration = kind.duration();
 		List<HeldLease> locked = new ArrayList<>(due.size());
 		try {
 			for (HeldLease lease : due) {
@@ -174,8 +181,11 @@ final class LeaseWatchdog implements AutoCloseable {
 			}
 			List<HeldLease> batch = new ArrayList<>(locked.size());
 			List<Lease> current = new ArrayList<>(locked.size());
+			// read before the statement is sent: the holders whose start it writes
+			int[] handoffs = new int[locked.size()];
 			for (HeldLease lease : locked) {
 				if (renewable(lease, duration)) {
+					handoffs[batch.size()] = lease.handoffs;
 					batch.add(lease);
 					current.add(lease.current());
 				}
@@ -187,7 +197,7 @@ final class LeaseWatchdog implements AutoCloseable {
 				long sentAt = System.nanoTime();
 				List<Optional<Instant>> renewed;
 				try {
-					renewed = this.mode.extendAll(current, duration);
+					renewed = this.mode.extendAll(current, duration, kind.newHolder());
 				}
 				catch (RuntimeException ex) {
 					logger.warn("Could not renew " + batch.size() + " locks together; renewing each alone", ex);
@@ -199,7 +209,7 @@ final class LeaseWatchdog implements AutoCloseable {
 					return;
 				}
 				for (int i = 0; i < batch.size(); i++) {
-					renewed(batch.get(i), renewed.get(i), sentAt);
+					renewed(batch.get(i), renewed.get(i), sentAt, kind.newHolder(), handoffs[i]);
 				}
 			}
 		}
@@ -228,9 +238,11 @@ final class LeaseWatchdog implements AutoCloseable {
 		if (lease.ended || lease.lostAt != null) {
 			return;
 		}
+		int handoffs = lease.handoffs;
+		boolean newHolder = handoffs != lease.startWritten;
 		long sentAt = System.nanoTime();
 		try {
-			renewed(lease, this.mode.extend(lease.current(), lease.duration), sentAt);
+			renewed(lease, this.mode.extend(lease.current(), lease.duration, newHolder), sentAt, newHolder, handoffs);
 			lease.renewAlone = false;
 		}
 		catch (RuntimeException ex) {
@@ -246,7 +258,12 @@ final class LeaseWatchdog implements AutoCloseable {
 		}
 	}
 
-	private static void renewed(HeldLease lease, Optional<Instant> renewed, long sentAt) {
+	/**
+	 * Records a renewal's outcome; one that wrote the start ({@code newHolder}) records the
+	 * hand-off read before it was sent.
+	 */
+	private static void renewed(HeldLease lease, Optional<Instant> renewed, long sentAt, boolean newHolder,
+			int handoffs) {
 		if (lease.ended) {
 			return;
 		}
@@ -260,7 +277,17 @@ final class LeaseWatchdog implements AutoCloseable {
 		else {
 			lease.extended(renewed.get(), lease.duration, sentAt);
 			lease.nextRenewal = sentAt + lease.renewalPeriod;
+			if (newHolder) {
+				lease.startWritten = handoffs;
+			}
 		}
+	}
+
+	/**
+	 * Leases renewed by one statement: of one length, and all handed on since their start
+	 * was written, or none.
+	 */
+	private record Batch(Duration duration, boolean newHolder) {
 	}
 
 	@Override

@@ -226,6 +226,19 @@ public final class LockEngine implements AutoCloseable {
 	}
 
 	/**
+	 * What makes a transaction-mode wait that runs out roll back the caller's whole
+	 * transaction on this server, checked now: for a warning at start-up. There, such a call
+	 * fails with a {@link DbLockException} saying so, never retried.
+	 * @return what shows it (MySQL's or MariaDB's {@code innodb_rollback_on_timeout=ON}), or
+	 * empty if a wait that runs out rolls back its statement alone, or the engine has no
+	 * transaction mode
+	 * @throws org.springframework.dao.DataAccessException if the database failed
+	 */
+	public Optional<String> transactionLockTimeoutRollsBackTransaction() {
+		return (this.transactions != null) ? this.transactions.timeoutRollsBackTransaction() : Optional.empty();
+	}
+
+	/**
 	 * How far behind its schedule the lease watchdog is now: the longest time a lease it
 	 * renews has waited past its renewal time, zero if none is due. A lag that nears the
 	 * leases' length means they may be lost (a watchdog thread starved of CPU, a slow
@@ -535,7 +548,7 @@ public final class LockEngine implements AutoCloseable {
 				return current.reenterIfHeld();
 			}
 			case EXTEND -> {
-				if (extend(lease, request.lease(), false)) {
+				if (extend(lease, request.lease(), false, false)) {
 					return current.reenterIfHeld();
 				}
 			}
@@ -620,7 +633,9 @@ public final class LockEngine implements AutoCloseable {
 	/**
 	 * The next hold of a lease handed on by the previous local holder, if this request can
 	 * use it: as it is, or extended to the request's lease with one statement; else the
-	 * lease is ended and {@code null} returned.
+	 * lease is ended and {@code null} returned. The new holder's start is written to the
+	 * database ({@code acquired_at}, which the recovery job's limit measures) by the
+	 * extension, or by the watchdog's next renewal of a lease handed on as it is.
 	 */
 	private @Nullable Hold takeOver(@Nullable HeldLease handedOn, LockRequest request, long renewalPeriod) {
 		if (handedOn == null) {
@@ -628,7 +643,7 @@ public final class LockEngine implements AutoCloseable {
 		}
 		if (handedOn.canHandOn() && request.minimumHold().isZero()) {
 			boolean same = request.renewed() && handedOn.renewed && request.lease().equals(handedOn.duration);
-			if (same || extend(handedOn, request.lease(), request.renewed())) {
+			if (same || extend(handedOn, request.lease(), request.renewed(), true)) {
 				if (!request.renewed()) {
 					this.watchdog.unwatch(handedOn);
 				}
@@ -636,7 +651,13 @@ public final class LockEngine implements AutoCloseable {
 					// extended from now: renewed from now on; the same lease keeps its schedule
 					this.watchdog.watch(handedOn, renewalPeriod);
 				}
-				return new Hold(handedOn, request, ++handedOn.handoffs, this.releases::release);
+				int handoff = handedOn.handoffs + 1;
+				handedOn.handoffs = handoff;
+				if (!same) {
+					// the extension wrote this holder's start
+					handedOn.startWritten = handoff;
+				}
+				return new Hold(handedOn, request, handoff, this.releases::release);
 			}
 		}
 		this.releases.end(handedOn, Duration.ZERO);
@@ -644,18 +665,18 @@ public final class LockEngine implements AutoCloseable {
 	}
 
 	/**
-	 * Extends a lease to {@code duration} from now, with one statement; a lease found gone is
-	 * marked lost.
+	 * Extends a lease to {@code duration} from now, with one statement, which also writes the
+	 * database's now as its start for a {@code newHolder}; a lease found gone is marked lost.
 	 * @return whether it was extended
 	 */
-	private boolean extend(HeldLease lease, Duration duration, boolean renewed) {
+	private boolean extend(HeldLease lease, Duration duration, boolean renewed, boolean newHolder) {
 		lease.io.lock();
 		try {
 			if (!lease.isValid()) {
 				return false;
 			}
 			long sentAt = System.nanoTime();
-			Optional<Instant> extended = this.mode.extend(lease.current(), duration);
+			Optional<Instant> extended = this.mode.extend(lease.current(), duration, newHolder);
 			if (extended.isEmpty()) {
 				lease.lost("its row was taken over by another owner or deleted when it was extended");
 				return false;

@@ -30,18 +30,22 @@ interface LockMode extends AutoCloseable {
 	 * now.
 	 * @param lease the lease
 	 * @param duration the new lease from now
+	 * @param newHolder whether it passed to another local holder since its start was last
+	 * written: its start is set to the database's now too
 	 * @return its new end, or empty if it is no longer this owner's
 	 */
-	Optional<Instant> extend(Lease lease, Duration duration);
+	Optional<Instant> extend(Lease lease, Duration duration, boolean newHolder);
 
 	/**
 	 * Extends leases that their owners still hold to {@code duration} from the database's
 	 * now, in as few statements as the database allows.
 	 * @param leases the leases
 	 * @param duration the new lease from now
+	 * @param newHolder whether they passed to other local holders since their start was
+	 * last written: their start is set to the database's now too
 	 * @return for each lease, in order, its new end, or empty if it is no longer its owner's
 	 */
-	List<Optional<Instant>> extendAll(List<Lease> leases, Duration duration);
+	List<Optional<Instant>> extendAll(List<Lease> leases, Duration duration, boolean newHolder);
 
 	/**
 	 * Ends a lease, or, while {@code minimumHold} since its acquisition has not passed,

@@ -22,7 +22,10 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * <ul>
  * <li>frees the lease and read/write holds taken longer ago than a limit (by the database's clock),
  * and closes their log rows as {@code recovered}: a holder still running finds its lease
- * gone at its next renewal or release and reports it lost;</li>
+ * gone at its next renewal or release and reports it lost. A lease handed on among the
+ * threads of one JVM counts from its current holder's start ({@code acquired_at}, written
+ * by the extension of a hand-on, or by the first renewal after a hand-on without a
+ * statement: at most one renewal interval late);</li>
  * <li>closes as {@code expired} the log rows of holds whose lease ran out before their
  * holder ended them (a crashed or stalled JVM);</li>
  * <li>deletes log rows older than the log's retention.</li>

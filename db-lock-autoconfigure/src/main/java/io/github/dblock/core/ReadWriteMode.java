@@ -562,14 +562,15 @@ final class ReadWriteMode implements AutoCloseable {
 			throw new UnsupportedOperationException("The read/write watchdog only renews");
 		}
 
+		/** A read/write hold is never handed on: {@code newHolder} is always false. */
 		@Override
-		public Optional<Instant> extend(Lease lease, Duration duration) {
+		public Optional<Instant> extend(Lease lease, Duration duration, boolean newHolder) {
 			return ReadWriteMode.this.repository.renew(lease, duration,
 					ReadWriteMode.this.writers.contains(lease.owner()));
 		}
 
 		@Override
-		public List<Optional<Instant>> extendAll(List<Lease> leases, Duration duration) {
+		public List<Optional<Instant>> extendAll(List<Lease> leases, Duration duration, boolean newHolder) {
 			// a failure fails the batch: the watchdog then renews each alone
 			return ReadWriteMode.this.repository.renewAll(leases, duration, ReadWriteMode.this.writers);
 		}

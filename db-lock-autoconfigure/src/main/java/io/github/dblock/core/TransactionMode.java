@@ -16,6 +16,9 @@ import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockHandle;
 import io.github.dblock.jdbc.ConnectionLockRepository;
+import io.github.dblock.jdbc.TransactionRolledBackException;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
@@ -29,9 +32,15 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * rollback. A key taken again in the same transaction is the same hold, with no statement.
  * Threads do not queue locally: each waits in the database, on its own transaction's
  * connection. A wait the database counts in whole seconds is finished by looks that do not
- * wait, with {@link Backoff}.
+ * wait, with {@link Backoff}. A lock statement after which the database rolled back the
+ * whole transaction (a deadlock on MySQL and MariaDB, a lock-wait timeout with
+ * {@code innodb_rollback_on_timeout=ON}) fails with a {@link DbLockException}, never retried:
+ * the transaction's earlier holds are lost at once ({@code isHeld()} is {@code false}) and
+ * nothing more is locked in what is left of it.
  */
 final class TransactionMode {
+
+	private static final Log logger = LogFactory.getLog(TransactionMode.class);
 
 	private final ConnectionLockRepository repository;
 
@@ -62,6 +71,15 @@ final class TransactionMode {
 	}
 
 	/**
+	 * What makes a wait that runs out roll back the caller's whole transaction on this
+	 * server, asked now.
+	 * @return what shows it, or empty if the wait's statement alone is rolled back
+	 */
+	Optional<String> timeoutRollsBackTransaction() {
+		return Optional.ofNullable(this.repository.lockWaitTimeoutRollsBackTransaction());
+	}
+
+	/**
 	 * Locks a key in the thread's transaction.
 	 * @return the handle, or {@code null} if another transaction held it for the whole wait
 	 */
@@ -74,6 +92,7 @@ final class TransactionMode {
 		}
 		this.availability.check(key);
 		Holds holds = holds();
+		refuseIfRolledBack(key, holds);
 		RowHold held = holds.byKey.get(key);
 		if (held != null) {
 			return held.handle();
@@ -81,7 +100,7 @@ final class TransactionMode {
 		long deadline = System.nanoTime() + wait.toNanos();
 		for (int attempt = 0;; attempt++) {
 			long remaining = Math.max(0, deadline - System.nanoTime());
-			if (lock(key, Duration.ofNanos(remaining))) {
+			if (lock(key, Duration.ofNanos(remaining), holds)) {
 				RowHold hold = new RowHold(key, holds);
 				this.events.holdStarted(key, DbLockMode.TRANSACTION, hold.owner, null);
 				holds.byKey.put(key, hold);
@@ -100,9 +119,17 @@ final class TransactionMode {
 		}
 	}
 
-	private boolean lock(String key, Duration wait) {
+	private boolean lock(String key, Duration wait, Holds holds) {
 		try {
 			return this.repository.lockInTransaction(key, wait);
+		}
+		catch (TransactionRolledBackException ex) {
+			rolledBack(holds, ex.getMessage());
+			throw new DbLockException("Could not acquire lock '" + key + "' in the transaction mode: "
+					+ ex.getMessage() + ". The transaction was rolled back by the database: the locks it held ("
+					+ holds.byKey.keySet() + ") and what it wrote are gone, and its connection would go on in a new "
+					+ "transaction. Let this exception end the transaction (no lock is taken in it any more); "
+					+ "lock keys in one order to avoid deadlocks", ex);
 		}
 		catch (IllegalTransactionStateException ex) {
 			throw new DbLockException("Could not acquire lock '" + key + "' in the transaction mode: "
@@ -111,6 +138,28 @@ final class TransactionMode {
 		catch (DataAccessException ex) {
 			throw new DbLockException("Could not acquire lock '" + key + "' in the transaction mode: the database "
 					+ "failed (" + ex.getMessage() + ")", ex);
+		}
+	}
+
+	/**
+	 * Marks a transaction that the database rolled back: its holds end now (their handles
+	 * are no longer held) and are counted lost; nothing more is locked in it.
+	 */
+	private void rolledBack(Holds holds, @Nullable String reason) {
+		holds.rolledBackAt = Instant.now();
+		holds.rolledBack = true;
+		for (RowHold hold : holds.byKey.values()) {
+			this.held.remove(hold);
+			this.events.lost(hold.key, DbLockMode.TRANSACTION);
+			logger.error("Lost lock '" + hold.key + "' (transaction mode, owner " + hold.owner + "): " + reason);
+		}
+	}
+
+	private static void refuseIfRolledBack(String key, Holds holds) {
+		if (holds.rolledBack) {
+			throw new DbLockException("Could not acquire lock '" + key + "' in the transaction mode: the database "
+					+ "rolled back this transaction earlier (its locks " + holds.byKey.keySet() + " are gone); "
+					+ "no lock is taken in what is left of it. End the transaction and start a new one");
 		}
 	}
 
@@ -140,6 +189,12 @@ final class TransactionMode {
 
 		volatile boolean ended;
 
+		/** The database rolled the transaction back: its locks are gone before it ends. */
+		volatile boolean rolledBack;
+
+		/** When this JVM learnt that the database rolled it back. */
+		volatile @Nullable Instant rolledBackAt;
+
 	}
 
 	/** Unbinds the holds when the transaction ends (or is suspended, to bind them again after). */
@@ -165,7 +220,7 @@ final class TransactionMode {
 				this.mode.held.remove(hold);
 				this.mode.events.released(hold.key, DbLockMode.TRANSACTION,
 						System.nanoTime() - hold.startedAt);
-				this.mode.events.holdEnded(hold.key, DbLockMode.TRANSACTION, hold.owner, false);
+				this.mode.events.holdEnded(hold.key, DbLockMode.TRANSACTION, hold.owner, this.holds.rolledBack);
 			}
 		}
 
@@ -210,13 +265,16 @@ final class TransactionMode {
 
 		@Override
 		public boolean isHeld() {
-			return !this.holds.ended;
+			return !this.holds.ended && !this.holds.rolledBack;
 		}
 
-		/** The transaction ends the lock, not the handles. */
+		/**
+		 * The transaction ends the lock, not the handles; lost only when the database
+		 * rolled the transaction back before it ended.
+		 */
 		@Override
 		public Optional<Instant> lostSince() {
-			return Optional.empty();
+			return Optional.ofNullable(this.holds.rolledBackAt);
 		}
 
 		@Override
@@ -237,7 +295,7 @@ final class TransactionMode {
 
 		private long drawToken() {
 			if (this.token == 0) {
-				if (this.holds.ended) {
+				if (this.holds.ended || this.holds.rolledBack) {
 					throw new DbLockException("The fencing token of lock '" + this.key + "' was not read while its "
 							+ "transaction ran; it ended with the transaction");
 				}

@@ -20,6 +20,9 @@ public interface ConnectionLockRepository {
 	 * @param wait how long to wait at most while another transaction holds the row; zero for
 	 * one look (a database that counts whole seconds waits the whole seconds below it)
 	 * @return whether the row is locked; {@code false} if another transaction held it
+	 * @throws TransactionRolledBackException if the database rolled back the caller's whole
+	 * transaction, not the statement alone (a deadlock on MySQL and MariaDB, a lock-wait
+	 * timeout with {@code innodb_rollback_on_timeout=ON}): never to be retried in it
 	 * @throws org.springframework.dao.DataAccessException if the database failed
 	 * @throws org.springframework.transaction.IllegalTransactionStateException if no
 	 * transaction on this repository's data source is active
@@ -60,6 +63,16 @@ public interface ConnectionLockRepository {
 	 * @return the reason, or {@code null} if it can be used
 	 */
 	@Nullable String transactionLocksUnavailable();
+
+	/**
+	 * What makes a transaction-mode wait that runs out roll back the caller's whole
+	 * transaction here, if it does (MySQL and MariaDB with {@code innodb_rollback_on_timeout=ON}).
+	 * @return what shows it, or {@code null} if the wait's statement alone is rolled back
+	 * @throws org.springframework.dao.DataAccessException if the database failed
+	 */
+	default @Nullable String lockWaitTimeoutRollsBackTransaction() {
+		return null;
+	}
 
 	/**
 	 * A named lock held by a connection of its own.

@@ -145,6 +145,13 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 			.orElse(null);
 	}
 
+	@Override
+	public @Nullable String lockWaitTimeoutRollsBackTransaction() {
+		return this.leases
+			.onOwnConnection((jdbc) -> Optional.ofNullable(this.dialect.lockWaitTimeoutRollsBackTransaction(jdbc)))
+			.orElse(null);
+	}
+
 	private <T> T on(Connection connection, long waitMillis, JdbcTemplate jdbc,
 			Function<JdbcOperations, T> statements) {
 		try {

@@ -176,13 +176,24 @@ public class JdbcLockRepository implements LockRepository {
 
 	@Override
 	public Optional<Instant> renew(Lease lease, Duration duration) {
-		return retryingContention(() -> onOwnConnection((jdbc) -> this.dialect.renew(jdbc, lease, duration)));
+		return renew(lease, duration, false);
+	}
+
+	@Override
+	public Optional<Instant> renew(Lease lease, Duration duration, boolean newHolder) {
+		return retryingContention(
+				() -> onOwnConnection((jdbc) -> this.dialect.renew(jdbc, lease, duration, newHolder)));
 	}
 
 	@Override
 	public List<Optional<Instant>> renewAll(List<Lease> leases, Duration duration) {
+		return renewAll(leases, duration, false);
+	}
+
+	@Override
+	public List<Optional<Instant>> renewAll(List<Lease> leases, Duration duration, boolean newHolder) {
 		// not retried here: the watchdog tries again at its next sweep, and a row another session locked stays locked
-		return onOwnConnection((jdbc) -> this.dialect.renewAll(jdbc, leases, duration));
+		return onOwnConnection((jdbc) -> this.dialect.renewAll(jdbc, leases, duration, newHolder));
 	}
 
 	@Override
@@ -260,14 +271,21 @@ public class JdbcLockRepository implements LockRepository {
 
 	/**
 	 * Runs an operation's statements in one transaction of their own, on a connection of its
-	 * own, each within the statement timeout: for maintenance steps that must be atomic.
+	 * own, at READ COMMITTED (so that on MySQL and MariaDB it takes no gap or next-key locks,
+	 * and keeps the locks of the rows it changes alone), each within the statement timeout:
+	 * for maintenance steps that must be atomic.
 	 */
 	<T> T inOwnTransaction(Function<JdbcOperations, T> statements) {
 		List<TransactionSynchronization> setAside = setAsideSynchronizations();
 		try {
 			Connection connection = ownConnection();
 			boolean autoCommit = connection.getAutoCommit();
+			int isolation = connection.getTransactionIsolation();
 			try {
+				if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
+					// no gap or next-key locks: a maintenance step locks the rows it changes and no more
+					connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+				}
 				if (autoCommit) {
 					connection.setAutoCommit(false);
 				}
@@ -282,6 +300,9 @@ public class JdbcLockRepository implements LockRepository {
 			finally {
 				if (autoCommit) {
 					connection.setAutoCommit(true);
+				}
+				if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
+					connection.setTransactionIsolation(isolation);
 				}
 				connection.close();
 			}

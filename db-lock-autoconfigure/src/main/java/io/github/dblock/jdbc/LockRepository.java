@@ -83,6 +83,35 @@ public interface LockRepository {
 	}
 
 	/**
+	 * Extends the lease as {@link #renew(Lease, Duration)} does, and for a
+	 * {@code newHolder} sets its start ({@code acquired_at}) to the database's now too:
+	 * for a lease this JVM passed to another of its threads, so that the recovery job's
+	 * limit on a hold's length ({@code db-lock.recovery.max-hold}) measures the current
+	 * holder. The default ignores {@code newHolder}, for a repository whose holds are never
+	 * freed for their length.
+	 * @param lease the lease to extend
+	 * @param duration the lease from now
+	 * @param newHolder whether the lease's start is set to the database's now too
+	 * @return the lease's new end, or empty if it is no longer this owner's
+	 */
+	default Optional<Instant> renew(Lease lease, Duration duration, boolean newHolder) {
+		return renew(lease, duration);
+	}
+
+	/**
+	 * Extends leases as {@link #renewAll(List, Duration)} does, and for {@code newHolder}
+	 * sets their start to the database's now too, as {@link #renew(Lease, Duration, boolean)}
+	 * does. The default ignores {@code newHolder}.
+	 * @param leases the leases, with distinct owners
+	 * @param duration the lease from now
+	 * @param newHolder whether the leases' start is set to the database's now too
+	 * @return for each lease, in order, its new end, or empty if it is no longer its owner's
+	 */
+	default List<Optional<Instant>> renewAll(List<Lease> leases, Duration duration, boolean newHolder) {
+		return renewAll(leases, duration);
+	}
+
+	/**
 	 * Deletes the row an attempt of {@link #tryAcquire} may have written, found by the
 	 * attempt's owner id (which no other attempt has): for an attempt that failed without
 	 * knowing whether the database committed it.

@@ -149,6 +149,46 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 				selectKeyRowSql() + ((seconds == 0) ? " FOR UPDATE SKIP LOCKED" : " FOR UPDATE WAIT " + seconds), key);
 	}
 
+	/**
+	 * A deadlock (1213), which InnoDB ends by rolling back the victim's whole transaction;
+	 * a lock-wait timeout (1205) on a server with {@code innodb_rollback_on_timeout=ON}
+	 * (read from the server when one happens: it is not dynamic, so it is the server's
+	 * setting since it started).
+	 */
+	@Override
+	protected @Nullable String rolledBackTransaction(JdbcOperations jdbc, Throwable failure) {
+		if (hasErrorCode(failure, 1213)) {
+			return "a deadlock with another transaction (error 1213), which InnoDB ends by rolling back one of them";
+		}
+		if (hasErrorCode(failure, 1205) && rollbackOnTimeout(jdbc)) {
+			return "its wait ran out (error 1205) on a server with innodb_rollback_on_timeout=ON";
+		}
+		return null;
+	}
+
+	/**
+	 * Whether the server rolls back a whole transaction on a lock-wait timeout
+	 * ({@code innodb_rollback_on_timeout}); taken as {@code true} if it cannot be told.
+	 * @param jdbc runs the query
+	 * @return whether it does
+	 */
+	public boolean rollbackOnTimeout(JdbcOperations jdbc) {
+		try {
+			return lockWaitTimeoutRollsBackTransaction(jdbc) != null;
+		}
+		catch (org.springframework.dao.DataAccessException ex) {
+			// an outcome that cannot be told is taken as the worse case
+			return true;
+		}
+	}
+
+	/** {@code innodb_rollback_on_timeout}, read from the server (a setting it has since it started). */
+	@Override
+	public @Nullable String lockWaitTimeoutRollsBackTransaction(JdbcOperations jdbc) {
+		Boolean on = jdbc.queryForObject("SELECT @@GLOBAL.innodb_rollback_on_timeout", Boolean.class);
+		return Boolean.FALSE.equals(on) ? null : "the server has innodb_rollback_on_timeout=ON";
+	}
+
 	/** ER_LOCK_WAIT_TIMEOUT: InnoDB rolls back the statement alone (unless innodb_rollback_on_timeout). */
 	@Override
 	protected boolean isLockWaitTimeout(Throwable failure) {

@@ -129,9 +129,10 @@ public class PostgreSqlDialect extends SqlDialect {
 
 	/** One statement: the {@code UPDATE} returns the new ends. */
 	@Override
-	protected Map<String, Instant> renewRows(JdbcOperations jdbc, int count, Object[] parameters, Object[] heldBy) {
+	protected Map<String, Instant> renewRows(JdbcOperations jdbc, String renewSql, Object[] parameters,
+			Object[] heldBy, int count) {
 		Map<String, Instant> ends = new HashMap<>();
-		jdbc.query(renewAllSql(count) + " RETURNING owner, expires_at", (rs) -> {
+		jdbc.query(renewSql + " RETURNING owner, expires_at", (rs) -> {
 			ends.put(rs.getString("owner"), readInstant(rs, "expires_at"));
 		}, parameters);
 		return ends;

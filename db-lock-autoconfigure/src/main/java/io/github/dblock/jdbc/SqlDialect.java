@@ -40,6 +40,8 @@ public abstract class SqlDialect {
 
 	private final String renewSql;
 
+	private final String renewAsNewHolderSql;
+
 	private final String expiresAtSql;
 
 	private final String deleteExpiredSql;
@@ -64,6 +66,8 @@ public abstract class SqlDialect {
 		this.keepUntilMinimumHoldSql = "UPDATE " + table + " SET expires_at = " + plusMicros("acquired_at") + heldBy
 				+ " AND " + plusMicros("acquired_at") + " > " + now();
 		this.renewSql = "UPDATE " + table + " SET expires_at = " + plusMicros(now()) + heldBy;
+		this.renewAsNewHolderSql = "UPDATE " + table + " SET acquired_at = " + now() + ", expires_at = "
+				+ plusMicros(now()) + heldBy;
 		this.expiresAtSql = "SELECT expires_at FROM " + table + heldBy;
 		this.deleteExpiredSql = deleteExpiredSql(table);
 		this.cedeSql = "DELETE FROM " + table + heldBy + " AND wanted_at > " + plusMicros(now());
@@ -190,7 +194,22 @@ public abstract class SqlDialect {
 	 * @return the new end of the lease, or empty if the row is gone or another owner's
 	 */
 	public Optional<Instant> renew(JdbcOperations jdbc, Lease lease, Duration duration) {
-		if (jdbc.update(this.renewSql, micros(duration), lease.key(), lease.owner(), lease.token()) == 0) {
+		return renew(jdbc, lease, duration, false);
+	}
+
+	/**
+	 * Extends a lease that its owner and token still hold to {@code lease} from the
+	 * database's now, and for a {@code newHolder} sets its start ({@code acquired_at}) to
+	 * the database's now in the same {@code UPDATE}.
+	 * @param jdbc runs the statements
+	 * @param lease the lease
+	 * @param duration the new lease from now
+	 * @param newHolder whether its start is set to now too
+	 * @return the new end of the lease, or empty if the row is gone or another owner's
+	 */
+	public Optional<Instant> renew(JdbcOperations jdbc, Lease lease, Duration duration, boolean newHolder) {
+		if (jdbc.update(newHolder ? this.renewAsNewHolderSql : this.renewSql, micros(duration), lease.key(),
+				lease.owner(), lease.token()) == 0) {
 			return Optional.empty();
 		}
 		return jdbc.query(this.expiresAtSql, (rs, i) -> readInstant(rs, "expires_at"), lease.key(), lease.owner(),
@@ -212,14 +231,31 @@ public abstract class SqlDialect {
 	 * owner's
 	 */
 	public List<Optional<Instant>> renewAll(JdbcOperations jdbc, List<Lease> leases, Duration duration) {
+		return renewAll(jdbc, leases, duration, false);
+	}
+
+	/**
+	 * Extends leases as {@link #renewAll(JdbcOperations, List, Duration)} does, and for
+	 * {@code newHolder} sets their start ({@code acquired_at}) to the database's now in the
+	 * same {@code UPDATE}.
+	 * @param jdbc runs the statements
+	 * @param leases the leases, with distinct owners
+	 * @param duration the new lease from now
+	 * @param newHolder whether their start is set to now too
+	 * @return for each lease, in order, its new end, or empty if its row is gone or another
+	 * owner's
+	 */
+	public List<Optional<Instant>> renewAll(JdbcOperations jdbc, List<Lease> leases, Duration duration,
+			boolean newHolder) {
 		if (leases.size() == 1) {
-			return List.of(renew(jdbc, leases.get(0), duration));
+			return List.of(renew(jdbc, leases.get(0), duration, newHolder));
 		}
 		Object[] heldBy = heldByParameters(leases);
 		Object[] parameters = new Object[heldBy.length + 1];
 		parameters[0] = micros(duration);
 		System.arraycopy(heldBy, 0, parameters, 1, heldBy.length);
-		Map<String, Instant> ends = renewRows(jdbc, leases.size(), parameters, heldBy);
+		Map<String, Instant> ends = renewRows(jdbc, renewAllSql(leases.size(), newHolder), parameters, heldBy,
+				leases.size());
 		List<Optional<Instant>> renewed = new ArrayList<>(leases.size());
 		for (Lease lease : leases) {
 			renewed.add(Optional.ofNullable(ends.get(lease.owner())));
@@ -228,17 +264,19 @@ public abstract class SqlDialect {
 	}
 
 	/**
-	 * Runs the renewal of {@link #renewAll}: {@link #renewAllSql}, then a {@code SELECT} of
-	 * the rows' new ends.
+	 * Runs the renewal of {@link #renewAll}: its {@code UPDATE} ({@link #renewAllSql}), then
+	 * a {@code SELECT} of the rows' new ends.
 	 * @param jdbc runs the statements
-	 * @param count the number of leases
+	 * @param renewSql the {@code UPDATE}
 	 * @param parameters the parameters of {@link #renewAllSql}
 	 * @param heldBy the parameters of {@link #heldByAll}
+	 * @param count the number of leases
 	 * @return the new end of each row renewed, by owner
 	 */
-	protected Map<String, Instant> renewRows(JdbcOperations jdbc, int count, Object[] parameters, Object[] heldBy) {
+	protected Map<String, Instant> renewRows(JdbcOperations jdbc, String renewSql, Object[] parameters,
+			Object[] heldBy, int count) {
 		Map<String, Instant> ends = new HashMap<>();
-		if (jdbc.update(renewAllSql(count), parameters) > 0) {
+		if (jdbc.update(renewSql, parameters) > 0) {
 			jdbc.query("SELECT owner, expires_at FROM " + this.table + heldByAll(count), (rs) -> {
 				ends.put(rs.getString("owner"), readInstant(rs, "expires_at"));
 			}, heldBy);
@@ -250,10 +288,12 @@ public abstract class SqlDialect {
 	 * The statement of {@link #renewAll} for {@code count} leases: its parameters are the
 	 * lease in microseconds, then the keys, owners and tokens as in {@link #heldByAll}.
 	 * @param count the number of leases
+	 * @param newHolder whether it sets the leases' start to now too
 	 * @return the SQL
 	 */
-	protected String renewAllSql(int count) {
-		return "UPDATE " + this.table + " SET expires_at = " + plusMicros(now()) + heldByAll(count);
+	protected String renewAllSql(int count, boolean newHolder) {
+		return "UPDATE " + this.table + " SET " + (newHolder ? "acquired_at = " + now() + ", " : "") + "expires_at = "
+				+ plusMicros(now()) + heldByAll(count);
 	}
 
 	/**
@@ -454,7 +494,8 @@ public abstract class SqlDialect {
 	 * another transaction holds it, at most {@code waitMillis} and never longer (a database
 	 * that counts waits in whole seconds waits the whole seconds below it; zero is one look
 	 * with {@code SKIP LOCKED}, which raises no error). A lock-wait timeout rolls back only
-	 * the statement, never the caller's work before it.
+	 * the statement, never the caller's work before it; a failure after which the database
+	 * rolled back the whole transaction is a {@link TransactionRolledBackException}.
 	 * @param jdbc runs the statements on the caller's transactional connection
 	 * @param key the key
 	 * @param waitMillis how long to wait at most; 0 for not at all
@@ -478,11 +519,29 @@ public abstract class SqlDialect {
 			return !jdbc.queryForList(sql, Integer.class, key).isEmpty();
 		}
 		catch (DataAccessException ex) {
+			String rolledBack = rolledBackTransaction(jdbc, ex);
+			if (rolledBack != null) {
+				throw new TransactionRolledBackException("The database rolled back the whole transaction while it "
+						+ "locked '" + key + "': " + rolledBack, ex);
+			}
 			if (isLockWaitTimeout(ex)) {
 				return false;
 			}
 			throw ex;
 		}
+	}
+
+	/**
+	 * Whether a failure of a statement in the caller's transaction rolled back the whole
+	 * transaction, not the statement alone, and why; asked by {@link #lockKeyRowWith}
+	 * before a lock-wait timeout is taken for a row not locked. Here never.
+	 * @param jdbc the caller's transactional connection, which may be asked about its
+	 * settings (a new transaction there is harmless: the old one is gone)
+	 * @param failure the failure
+	 * @return why the transaction was rolled back, or {@code null} if it was not
+	 */
+	protected @Nullable String rolledBackTransaction(JdbcOperations jdbc, Throwable failure) {
+		return null;
 	}
 
 	/**
@@ -556,6 +615,18 @@ public abstract class SqlDialect {
 	 * @return what shows it, or {@code null} if it is not one
 	 */
 	public @Nullable String multiPrimaryCluster(JdbcOperations jdbc) {
+		return null;
+	}
+
+	/**
+	 * What makes a lock-wait timeout roll back the whole transaction of the caller on this
+	 * server, if it does (MySQL and MariaDB with {@code innodb_rollback_on_timeout=ON}): a
+	 * transaction-mode wait that runs out then ends the caller's transaction, and the call
+	 * fails with a {@link io.github.dblock.DbLockException}, never retried.
+	 * @param jdbc runs statements in autocommit
+	 * @return what shows it, or {@code null} if a timeout rolls back the statement alone
+	 */
+	public @Nullable String lockWaitTimeoutRollsBackTransaction(JdbcOperations jdbc) {
 		return null;
 	}
 

@@ -188,6 +188,87 @@ abstract class ConnectionModesContractTests {
 			});
 	}
 
+	/**
+	 * Two transactions lock two keys in opposite order: the database reports a deadlock to
+	 * one of them. Where it rolls back that whole transaction (MySQL, MariaDB, H2), the
+	 * victim's first lock and its write are gone: its handle must say so and no further
+	 * lock may be taken in what is left of it. Where it rolls back the statement alone
+	 * (PostgreSQL, in the mode's savepoint), the first lock and the write stay, and the
+	 * handle says held. Every pair of facts that disagree is a violation.
+	 */
+	@Test
+	void aDeadlockThatRollsBackTheTransactionEndsItsLocksAndIsNeverRetriedInsideIt() throws Exception {
+		int rounds = 5;
+		AtomicInteger handleSaysHeldButRolledBack = new AtomicInteger();
+		AtomicInteger handleSaysLostButIntact = new AtomicInteger();
+		AtomicInteger lockedInsideRolledBack = new AtomicInteger();
+		AtomicInteger unclearFailure = new AtomicInteger();
+		AtomicInteger victims = new AtomicInteger();
+		AtomicInteger rolledBack = new AtomicInteger();
+		for (int round = 0; round < rounds; round++) {
+			this.jdbc.update("DELETE FROM db_lock_test_mode_counter WHERE id IN (21, 22)");
+			this.jdbc.update("INSERT INTO db_lock_test_mode_counter (id, counter_value, fence) VALUES (21, 0, 0)");
+			this.jdbc.update("INSERT INTO db_lock_test_mode_counter (id, counter_value, fence) VALUES (22, 0, 0)");
+			java.util.concurrent.CyclicBarrier bothHoldOne = new java.util.concurrent.CyclicBarrier(2);
+			String prefix = "deadlock-" + round + "-";
+			Concurrently.run(2, (thread) -> {
+				LockEngine node = (thread == 0) ? this.nodeA : this.nodeB;
+				this.transactions.executeWithoutResult((status) -> {
+					LockHandle first = node.acquire(request(DbLockMode.TRANSACTION, prefix + thread, Duration.ZERO));
+					this.jdbc.update("UPDATE db_lock_test_mode_counter SET counter_value = 1 WHERE id = ?", 21 + thread);
+					try {
+						bothHoldOne.await(1, TimeUnit.MINUTES);
+					}
+					catch (Exception ex) {
+						throw new IllegalStateException(ex);
+					}
+					try {
+						node.acquire(request(DbLockMode.TRANSACTION, prefix + (1 - thread), Duration.ofSeconds(20)));
+						return;
+					}
+					catch (DbLockException ex) {
+						victims.incrementAndGet();
+						// the caller's own write, read in its own transaction: gone if the database rolled it back
+						boolean intact = this.jdbc.queryForObject(
+								"SELECT counter_value FROM db_lock_test_mode_counter WHERE id = ?", Long.class,
+								21 + thread) == 1;
+						if (!intact) {
+							rolledBack.incrementAndGet();
+							if (first.isHeld()) {
+								handleSaysHeldButRolledBack.incrementAndGet();
+							}
+							if (!String.valueOf(ex.getMessage()).contains("rolled back")) {
+								unclearFailure.incrementAndGet();
+							}
+							try {
+								if (node.tryAcquire(request(DbLockMode.TRANSACTION, prefix + "after-" + thread,
+										Duration.ZERO)).isPresent()) {
+									lockedInsideRolledBack.incrementAndGet();
+								}
+							}
+							catch (DbLockException refused) {
+								// refused: the transaction is gone
+							}
+						}
+						else if (!first.isHeld()) {
+							handleSaysLostButIntact.incrementAndGet();
+						}
+					}
+					status.setRollbackOnly();
+				});
+			});
+		}
+		System.out.println(getClass().getSimpleName() + " deadlocks: rounds=" + rounds + " victims=" + victims
+				+ " rolledBackByTheDatabase=" + rolledBack + " handleSaysHeldButRolledBack=" + handleSaysHeldButRolledBack
+				+ " handleSaysLostButIntact=" + handleSaysLostButIntact + " lockedInsideRolledBack="
+				+ lockedInsideRolledBack + " unclearFailure=" + unclearFailure);
+		assertThat(victims).hasValue(rounds);
+		assertThat(handleSaysHeldButRolledBack).hasValue(0);
+		assertThat(handleSaysLostButIntact).hasValue(0);
+		assertThat(lockedInsideRolledBack).hasValue(0);
+		assertThat(unclearFailure).hasValue(0);
+	}
+
 	@Test
 	void theTransactionModeOutsideATransactionIsAClearError() {
 		assertThatExceptionOfType(DbLockException.class)

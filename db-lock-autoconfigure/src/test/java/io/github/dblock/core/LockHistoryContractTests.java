@@ -7,6 +7,13 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.DbLockMode;
@@ -262,6 +269,85 @@ abstract class LockHistoryContractTests {
 				+ "_history WHERE lock_key = 'overlong' ORDER BY token");
 		assertThat(rows).extracting((row) -> row.get("outcome")).containsExactly("recovered", "released");
 		recovery.close();
+	}
+
+	@Test
+	void aHotKeyHandedOnAmongThreadsForLongerThanTheLimitIsNotRecoveredButAStuckHoldStillIs() throws Exception {
+		Duration maxHold = Duration.ofSeconds(1);
+		Duration lease = Duration.ofSeconds(2);
+		// renewed every 200 ms: a hand-on's new start reaches the database at most that (and a tick) later
+		LockEngine hot = new LockEngine(this.leases, new JdbcConnectionLockRepository(this.leases, this.dataSource),
+				LockEngineSettings.of(BACKOFF).withRenewInterval(Duration.ofMillis(200)));
+		Map<String, AtomicInteger> lost = new ConcurrentHashMap<>();
+		hot.addListener(new LockListener() {
+			@Override
+			public void lost(String key, DbLockMode mode) {
+				lost.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
+			}
+		});
+		LockRecovery recovery = new LockRecovery(this.nodeB, this.historyRepository, maxHold, null);
+		AtomicInteger recovered = new AtomicInteger();
+		ScheduledExecutorService job = Executors.newSingleThreadScheduledExecutor();
+		job.scheduleWithFixedDelay(() -> recovery.run().ifPresent((run) -> recovered.addAndGet(run.recovered())), 20,
+				20, TimeUnit.MILLISECONDS);
+		try {
+			// three times the limit: renewed leases handed on as they are, fixed ones extended at each hand-on
+			long end = System.nanoTime() + maxHold.multipliedBy(3).toNanos();
+			Map<String, AtomicInteger> handedOn = new ConcurrentHashMap<>();
+			Map<String, Set<Long>> databaseTokens = new ConcurrentHashMap<>();
+			Concurrently.run(8, (thread) -> {
+				boolean renewed = thread % 2 == 0;
+				String key = renewed ? "hot-renewed" : "hot-fixed";
+				while (System.nanoTime() - end < 0) {
+					try (LockHandle held = hot.acquire(new LockRequest(key, PATIENCE, lease, renewed, Duration.ZERO))) {
+						if ((held.fencingToken() & ((1 << HeldLease.HANDOFF_BITS) - 1)) != 0) {
+							handedOn.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
+						}
+						databaseTokens.computeIfAbsent(key, (k) -> ConcurrentHashMap.newKeySet())
+							.add(held.fencingToken() >> HeldLease.HANDOFF_BITS);
+						// the work done under the lock, much shorter than the limit
+						LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+					}
+				}
+			});
+			int chainRecovered = recovered.get();
+			System.out.println(getClass().getSimpleName() + " hot keys handed on for " + maxHold.multipliedBy(3)
+					+ " (max-hold " + maxHold + "): recovered=" + chainRecovered + ", lost=" + lost + ", handedOn="
+					+ handedOn + ", database leases=" + databaseTokens.entrySet()
+						.stream()
+						.map((entry) -> entry.getKey() + "=" + entry.getValue().size())
+						.toList());
+			assertThat(handedOn.keySet()).containsExactlyInAnyOrder("hot-renewed", "hot-fixed");
+			assertThat(chainRecovered).isZero();
+			assertThat(lost).isEmpty();
+
+			// a hold handed on once and then kept past the limit is still freed: its start is written once
+			ExecutorService stuckThread = Executors.newSingleThreadExecutor();
+			try {
+				LockHandle first = hot.acquire(new LockRequest("stuck", PATIENCE, lease, true, Duration.ZERO));
+				Future<LockHandle> next = stuckThread
+					.submit(() -> hot.acquire(new LockRequest("stuck", PATIENCE, lease, true, Duration.ZERO)));
+				await().atMost(PATIENCE).until(() -> hot.localWaiters() == 1);
+				first.close();
+				LockHandle stuck = next.get(PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
+				assertThat(stuck.fencingToken() & ((1 << HeldLease.HANDOFF_BITS) - 1)).isEqualTo(1);
+				await().atMost(PATIENCE).until(() -> !stuck.isHeld());
+				System.out.println(getClass().getSimpleName() + " stuck hold: recovered="
+						+ (recovered.get() - chainRecovered) + ", lost=" + lost);
+				assertThat(recovered.get() - chainRecovered).isEqualTo(1);
+				assertThat(lost).containsOnlyKeys("stuck");
+				stuckThread.submit(stuck::close).get();
+			}
+			finally {
+				stuckThread.shutdownNow();
+			}
+		}
+		finally {
+			job.shutdownNow();
+			job.awaitTermination(PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
+			recovery.close();
+			hot.close();
+		}
 	}
 
 	@Test

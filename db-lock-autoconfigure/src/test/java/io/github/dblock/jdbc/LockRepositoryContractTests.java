@@ -225,6 +225,40 @@ abstract class LockRepositoryContractTests {
 	}
 
 	@Test
+	void aRenewalForANewHolderAlsoSetsTheStartToTheDatabasesNowAndAPlainOneLeavesIt() {
+		Lease a = this.repository.tryAcquire("start-a", "owner-a", LONG_LEASE).orElseThrow();
+		Lease b = this.repository.tryAcquire("start-b", "owner-b", LONG_LEASE).orElseThrow();
+		Lease c = this.repository.tryAcquire("start-c", "owner-c", LONG_LEASE).orElseThrow();
+		Instant aStart = start("start-a");
+		Instant cStart = start("start-c");
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> DatabaseClock.now(this.jdbc, this.dialect).isAfter(start("start-b").plusMillis(10)));
+		Instant before = DatabaseClock.now(this.jdbc, this.dialect);
+		assertThat(this.repository.renew(a, LONG_LEASE, false)).isPresent();
+		assertThat(this.repository.renew(b, LONG_LEASE, true)).isPresent();
+		assertThat(start("start-a")).isEqualTo(aStart);
+		assertThat(start("start-b")).isAfterOrEqualTo(before);
+		assertThat(this.repository.renewAll(List.of(a, c), LONG_LEASE, false)).allMatch(Optional::isPresent);
+		assertThat(start("start-a")).isEqualTo(aStart);
+		assertThat(start("start-c")).isEqualTo(cStart);
+		assertThat(this.repository.renewAll(List.of(a, c), LONG_LEASE, true)).allMatch(Optional::isPresent);
+		assertThat(start("start-a")).isAfterOrEqualTo(before);
+		assertThat(start("start-c")).isAfterOrEqualTo(before);
+		// both from the database's now of one statement (PostgreSQL's clock_timestamp() moves within it)
+		LockRow row = this.repository.rows(10).stream().filter((r) -> r.key().equals("start-c")).findFirst().orElseThrow();
+		assertThat(Duration.between(row.acquiredAt(), row.expiresAt())).isBetween(LONG_LEASE, LONG_LEASE.plusSeconds(1));
+	}
+
+	private Instant start(String key) {
+		return this.repository.rows(100)
+			.stream()
+			.filter((row) -> row.key().equals(key))
+			.findFirst()
+			.orElseThrow()
+			.acquiredAt();
+	}
+
+	@Test
 	void rowsAreReadInKeyOrderUpToTheLimit() {
 		Lease second = this.repository.tryAcquire("rows-b", "owner-b", LONG_LEASE).orElseThrow();
 		Lease first = this.repository.tryAcquire("rows-a", "owner-a", LONG_LEASE).orElseThrow();

@@ -130,16 +130,26 @@ public final class CountingLockRepository implements LockRepository {
 
 	@Override
 	public List<Optional<Instant>> renewAll(List<Lease> leases, Duration duration) {
+		return renewAll(leases, duration, false);
+	}
+
+	@Override
+	public List<Optional<Instant>> renewAll(List<Lease> leases, Duration duration, boolean newHolder) {
 		this.renewCalls.incrementAndGet();
 		this.leasesRenewed.addAndGet(leases.size());
-		return this.delegate.renewAll(leases, duration);
+		return this.delegate.renewAll(leases, duration, newHolder);
 	}
 
 	@Override
 	public Optional<Instant> renew(Lease lease, Duration duration) {
+		return renew(lease, duration, false);
+	}
+
+	@Override
+	public Optional<Instant> renew(Lease lease, Duration duration, boolean newHolder) {
 		this.renewCalls.incrementAndGet();
 		this.leasesRenewed.incrementAndGet();
-		return this.delegate.renew(lease, duration);
+		return this.delegate.renew(lease, duration, newHolder);
 	}
 
 	@Override

@@ -64,6 +64,18 @@ public final class OwnMariaDb implements OwnServer {
 	}
 
 	/**
+	 * Creates a data directory and starts a server on a free port with server options of
+	 * the test's (such as {@code --innodb-rollback-on-timeout=ON}, which cannot be set at
+	 * run time), with a database {@code test}.
+	 * @param options the server's options
+	 * @return the running server
+	 * @throws Exception if it cannot be started within a minute
+	 */
+	public static OwnMariaDb startWith(String... options) throws Exception {
+		return start(List.of(options));
+	}
+
+	/**
 	 * Starts a server that is the one node of a Galera cluster it bootstraps
 	 * ({@code wsrep_on=ON}), with a database {@code test}. Skips the test where Galera
 	 * ({@code galera-4}) is not installed.
