@@ -44,7 +44,11 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * </ul>
  * Writers of one JVM queue locally for a key (a fair permit, kept while the key is held), so
  * that one of them at a time asks the database; readers each ask it, as each is a holder
- * row of its own.
+ * row of its own. A writer that passes the key to the next local writer leaves it its intent
+ * (ended, with the mark of another owner's refused attempt); at the end of a local turn, if
+ * another owner (a reader, or another JVM's writer) wants the key, the writer cedes it and
+ * the next local writer holds back, as in the lease mode ({@link LocalTurn}), so that
+ * another JVM gets the key within its wait.
  */
 final class ReadWriteMode implements AutoCloseable {
 
@@ -61,6 +65,8 @@ final class ReadWriteMode implements AutoCloseable {
 	private final OwnerIds ownerIds = new OwnerIds();
 
 	private final LeaseWatchdog watchdog;
+
+	private final LocalTurn turn;
 
 	/** The holds of this JVM, by key and thread. */
 	private final ConcurrentHashMap<ThreadKey, ReadWriteHold> holds = new ConcurrentHashMap<>();
@@ -79,7 +85,9 @@ final class ReadWriteMode implements AutoCloseable {
 		this.repository = repository;
 		this.settings = settings;
 		this.events = events;
-		this.watchdog = new LeaseWatchdog(new Renewals());
+		Renewals renewals = new Renewals();
+		this.watchdog = new LeaseWatchdog(renewals);
+		this.turn = new LocalTurn(renewals, this.watchdog, settings, events);
 		this.availability = new Availability("read/write", repository::unavailable);
 	}
 
@@ -180,7 +188,11 @@ final class ReadWriteMode implements AutoCloseable {
 		try {
 			turn = local.permit.tryAcquire(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
 			if (turn) {
+				holdBack(local.holdBackUntil, deadline);
 				taken = writeInTurn(request, deadline, local);
+				if (taken != null && local.turnStart == 0) {
+					local.turnStart = taken.sentAt();
+				}
 			}
 			return taken;
 		}
@@ -226,6 +238,22 @@ final class ReadWriteMode implements AutoCloseable {
 		finally {
 			if (!taken) {
 				withdraw(request.key(), owner);
+			}
+		}
+	}
+
+	/**
+	 * Waits until {@code until} (0 for not at all) or the deadline, whichever is first: after
+	 * a cede, so that the other owner's next attempt comes first.
+	 */
+	private void holdBack(long until, long deadline) throws InterruptedException {
+		if (until == 0) {
+			return;
+		}
+		for (long now = System.nanoTime(); now - until < 0 && now - deadline < 0 && !this.closed; now = System.nanoTime()) {
+			LockSupport.parkNanos(this, Math.min(until - now, deadline - now));
+			if (Thread.interrupted()) {
+				throw new InterruptedException();
 			}
 		}
 	}
@@ -288,13 +316,42 @@ final class ReadWriteMode implements AutoCloseable {
 		if (lease.remainingNanos() <= 0 && lease.lostAt == null) {
 			lease.lost("it was released after its lease ended on the local clock");
 		}
+		LocalWriters local = held.localWriters;
+		long holdBackUntil = 0;
+		boolean ceded = false;
+		boolean handOver = false;
+		if (local != null && !this.closed && lease.isValid() && local.permit.hasQueuedThreads()) {
+			// another local writer waits: the key passes to it, unless the turn is over and another owner wants it
+			if (this.turn.cedeAtTurnEnd(lease, local.turnStart)) {
+				// ended in the database (or given up after a cede of unknown outcome)
+				ceded = true;
+				holdBackUntil = this.turn.holdBackUntil();
+				local.turnStart = 0;
+			}
+			else {
+				handOver = true;
+				if (this.turn.over(local.turnStart)) {
+					local.turnStart = System.nanoTime();
+				}
+			}
+		}
+		else if (local != null) {
+			local.turnStart = 0;
+		}
 		lease.io.lock();
 		try {
+			if (ceded) {
+				this.writers.remove(lease.lease.owner());
+				this.events.released(lease.lease.key(), lease.mode, System.nanoTime() - hold.startedAt);
+				return;
+			}
 			if (lease.ended) {
 				return;
 			}
 			try {
-				if (!this.repository.release(lease.current(), held.writer)) {
+				boolean released = handOver ? this.repository.handOver(lease.current())
+						: this.repository.release(lease.current(), held.writer);
+				if (!released) {
 					lease.lost("its row was gone or another owner's when released (its lease ended at " + lease.expiresAt
 							+ ")");
 				}
@@ -313,9 +370,9 @@ final class ReadWriteMode implements AutoCloseable {
 		}
 		finally {
 			lease.io.unlock();
-			LocalWriters local = held.localWriters;
 			if (local != null && held.turnGiven.compareAndSet(false, true)) {
-				// the next local writer's turn, once the key is free in the database
+				// the next local writer's turn, once the key is free in the database (after a cede, held back)
+				local.holdBackUntil = holdBackUntil;
 				local.permit.release();
 				exitWriters(local);
 			}
@@ -401,6 +458,15 @@ final class ReadWriteMode implements AutoCloseable {
 		/** Threads and holds using this entry; guarded by the map. */
 		int users;
 
+		/**
+		 * When this JVM's current turn at the key began ({@link System#nanoTime()}), 0 for no
+		 * turn; changed only by the writer that holds the permit.
+		 */
+		volatile long turnStart;
+
+		/** Before when the writer that takes the permit next does not ask the database; 0 for no holding back. */
+		volatile long holdBackUntil;
+
 		LocalWriters(String key) {
 			this.key = key;
 		}
@@ -431,7 +497,11 @@ final class ReadWriteMode implements AutoCloseable {
 
 	}
 
-	/** What the watchdog asks of the mode: renewals, each with its writer's intent. */
+	/**
+	 * What the watchdog and the local turn ask of the mode: renewals, each with its writer's
+	 * intent, and a writer's cede at the end of a turn or its release after a cede of unknown
+	 * outcome.
+	 */
 	private final class Renewals implements LockMode {
 
 		@Override
@@ -453,12 +523,12 @@ final class ReadWriteMode implements AutoCloseable {
 
 		@Override
 		public boolean release(Lease lease, Duration minimumHold) {
-			throw new UnsupportedOperationException("The read/write watchdog only renews");
+			return ReadWriteMode.this.repository.release(lease, ReadWriteMode.this.writers.contains(lease.owner()));
 		}
 
 		@Override
 		public boolean cede(Lease lease, Duration wantedWithin) {
-			throw new UnsupportedOperationException("The read/write watchdog only renews");
+			return ReadWriteMode.this.repository.cede(lease, wantedWithin);
 		}
 
 	}

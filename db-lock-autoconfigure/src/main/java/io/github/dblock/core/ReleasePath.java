@@ -14,7 +14,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * What happens when a hold's last handle is closed: inside a transaction, nothing until the
  * transaction completes; then the lease passes to the next local waiter, or, at the end of
  * a local turn when another JVM asked for the key, goes back to the database and the next
- * local waiter holds back; else it is ended in the database before the release returns.
+ * local waiter holds back ({@link LocalTurn}); else it is ended in the database before the release returns.
  */
 final class ReleasePath {
 
@@ -40,11 +40,7 @@ final class ReleasePath {
 
 	private final LocalKeys keys;
 
-	private final long turnNanos;
-
-	private final Duration wantedWithin;
-
-	private final long holdBackNanos;
+	private final LocalTurn turn;
 
 	private final Events events;
 
@@ -53,9 +49,7 @@ final class ReleasePath {
 		this.mode = mode;
 		this.watchdog = watchdog;
 		this.keys = keys;
-		this.turnNanos = settings.localTurn().toNanos();
-		this.wantedWithin = settings.wantedWithin();
-		this.holdBackNanos = settings.holdBack().toNanos();
+		this.turn = new LocalTurn(mode, watchdog, settings, events);
 	}
 
 	/** Releases a hold whose count came to zero, after the current transaction if there is one. */
@@ -94,7 +88,7 @@ final class ReleasePath {
 						endAndLeave(lease, hold.request.minimumHold());
 					}
 				}
-				case CEDED -> local.gate.leave(System.nanoTime() + this.holdBackNanos);
+				case CEDED -> local.gate.leave(this.turn.holdBackUntil());
 				case END -> endAndLeave(lease, hold.request.minimumHold());
 			}
 		}
@@ -109,62 +103,13 @@ final class ReleasePath {
 		if (!hold.request.minimumHold().isZero() || !lease.canHandOn() || lease.local.gate.queued() == 0) {
 			return Next.END;
 		}
-		if (System.nanoTime() - lease.turnStart < this.turnNanos) {
-			return Next.HAND_ON;
+		if (this.turn.cedeAtTurnEnd(lease, lease.turnStart)) {
+			return Next.CEDED;
 		}
-		return cedeIfWanted(lease) ? Next.CEDED : Next.HAND_ON;
-	}
-
-	/**
-	 * At the end of a turn: gives the lease up if another JVM asked for it, else starts a new
-	 * turn. A cede whose outcome is unknown (it failed after it was sent: its delete may have
-	 * committed) gives the lease up too: it is ended for this JVM, its row deleted if it is
-	 * still there, and never handed on.
-	 */
-	private boolean cedeIfWanted(HeldLease lease) {
-		lease.io.lock();
-		try {
-			boolean ceded;
-			try {
-				ceded = this.mode.cede(lease.current(), this.wantedWithin);
-			}
-			catch (RuntimeException ex) {
-				logger.debug("Could not learn whether lock '" + lease.lease.key() + "' was given up to another owner; "
-						+ "ending it", ex);
-				giveUp(lease);
-				return true;
-			}
-			if (ceded) {
-				lease.ended = true;
-				this.events.holdEnded(lease.lease.key(), lease.mode, lease.lease.owner(), false);
-				this.watchdog.unwatch(lease);
-				return true;
-			}
+		if (this.turn.over(lease.turnStart)) {
+			lease.turnStart = System.nanoTime();
 		}
-		finally {
-			lease.io.unlock();
-		}
-		lease.turnStart = System.nanoTime();
-		return false;
-	}
-
-	/**
-	 * Ends a lease that a statement of unknown outcome may have ended already: no statement
-	 * about it counts on it any more; its row is deleted if it is still this owner's, and a
-	 * row found gone is no loss (the unknown statement ended it).
-	 */
-	private void giveUp(HeldLease lease) {
-		lease.ended = true;
-		this.watchdog.unwatch(lease);
-		try {
-			this.mode.release(lease.current(), Duration.ZERO);
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Could not release lock '" + lease.lease.key() + "' (owner " + lease.lease.owner()
-					+ ") after a statement of unknown outcome; it stays taken until its lease ends at " + lease.expiresAt,
-					ex);
-		}
-		this.events.holdEnded(lease.lease.key(), lease.mode, lease.lease.owner(), false);
+		return Next.HAND_ON;
 	}
 
 	private void endAndLeave(HeldLease lease, Duration minimumHold) {

@@ -34,7 +34,11 @@ import org.springframework.jdbc.core.RowMapper;
  * is live, returning its token and end ({@code RETURNING}, H2's {@code FINAL TABLE}; a
  * {@code SELECT} after on MySQL): 2 statements when free (3 on MySQL), 2 per attempt while
  * waiting;</li>
- * <li>release: a reader's row, 1 statement; a writer's row and intent, 1 (2 on H2);</li>
+ * <li>a refused attempt (a live intent of another owner) marks that intent as wanted: 1
+ * statement more;</li>
+ * <li>release: a reader's row, 1 statement; a writer's row and intent, 1 (2 on H2); a
+ * writer's row, its intent left ended for the next writer of its JVM, 2; a cede at the end of
+ * a local turn, 1 if the key was not wanted, 2 if it was;</li>
  * <li>renewal of many holders at once: 2 statements, 3 with writers among them.</li>
  * </ul>
  * A writer's row is inserted only when its intent still has half its lease left, and that
@@ -65,6 +69,7 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 		try {
 			return this.leases.onOwnConnection((jdbc) -> {
 				if (jdbc.update(this.sql.insertReader, key, owner, SqlDialect.micros(lease), key) == 0) {
+					jdbc.update(this.sql.markWanted, key, owner);
 					return Optional.empty();
 				}
 				List<Checked> checked = jdbc.query(this.sql.checkReader,
@@ -74,6 +79,7 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 				if (checked.isEmpty() || checked.get(0).blocked()) {
 					// a writer announced itself before this reader checked: the reader withdraws
 					jdbc.update(this.sql.deleteHolder, key, owner);
+					jdbc.update(this.sql.markWanted, key, owner);
 					return Optional.empty();
 				}
 				Checked row = checked.get(0);
@@ -95,6 +101,7 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 		try {
 			return this.leases.onOwnConnection((jdbc) -> {
 				if (!claim(jdbc, key, owner, lease, again)) {
+					jdbc.update(this.sql.markWanted, key, owner);
 					return new WriteAttempt(false, null);
 				}
 				RowMapper<Lease> taken = (rs, i) -> new Lease(key, owner, rs.getLong("token"),
@@ -168,6 +175,27 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 				jdbc.update(this.sql.deleteIntent, lease.key(), lease.owner());
 			}
 			return held;
+		}));
+	}
+
+	@Override
+	public boolean handOver(Lease lease) {
+		return this.leases.retryingContention(() -> this.leases.onOwnConnection((jdbc) -> {
+			boolean held = jdbc.update(this.sql.releaseHolder, lease.key(), lease.owner(), lease.token()) == 1;
+			jdbc.update(this.sql.expireIntent, lease.key(), lease.owner());
+			return held;
+		}));
+	}
+
+	@Override
+	public boolean cede(Lease lease, Duration wantedWithin) {
+		return this.leases.retryingContention(() -> this.leases.onOwnConnection((jdbc) -> {
+			if (jdbc.update(this.sql.cedeWriter, lease.key(), lease.owner(), -SqlDialect.micros(wantedWithin), lease.key(),
+					lease.owner(), lease.token()) == 0) {
+				return false;
+			}
+			jdbc.update(this.sql.deleteIntent, lease.key(), lease.owner());
+			return true;
 		}));
 	}
 

@@ -19,6 +19,12 @@ import org.jspecify.annotations.Nullable;
  * intent), then inserts its row only if no live holder row is left. Each side announces
  * before it checks, in statements that commit on their own, so two that overlap cannot both
  * miss each other.
+ * <p>
+ * An attempt refused by another owner's live intent (a reader's, or another writer's) marks
+ * that intent as wanted, with the database's now, so that a JVM passing the key among its
+ * writers can give it up at the end of a local turn ({@link #cede}); a writer that passes
+ * the key to the next writer of its JVM ends its intent but leaves the row, with its mark,
+ * for that writer to claim ({@link #handOver}).
  */
 public interface ReadWriteLockRepository {
 
@@ -58,6 +64,23 @@ public interface ReadWriteLockRepository {
 	 * @return whether it was still held
 	 */
 	boolean release(Lease lease, boolean writer);
+
+	/**
+	 * Ends a writer's lease, if its owner still holds it with its token, and its intent, whose
+	 * row is left, ended, with its wanted mark, for the next writer of the key to claim.
+	 * @param lease the writer's lease
+	 * @return whether it was still held
+	 */
+	boolean handOver(Lease lease);
+
+	/**
+	 * Ends a writer's lease, and its intent, if its owner still holds it with its token and
+	 * another owner's attempt marked the intent as wanted less than {@code wantedWithin} ago.
+	 * @param lease the writer's lease
+	 * @param wantedWithin how recent the other owner's attempt must be
+	 * @return whether the lease was ended
+	 */
+	boolean cede(Lease lease, Duration wantedWithin);
 
 	/**
 	 * Extends a holder's lease, if its owner still holds it with its token, to

@@ -69,6 +69,24 @@ final class ReadWriteStatements {
 	/** Deletes an owner's intent: key, owner. */
 	final String deleteIntent;
 
+	/**
+	 * Marks a key's live intent, if another owner's, as wanted with the database's now: key,
+	 * owner.
+	 */
+	final String markWanted;
+
+	/**
+	 * Ends an owner's intent and leaves its row, with its wanted mark, for the next writer of
+	 * the key: key, owner.
+	 */
+	final String expireIntent;
+
+	/**
+	 * Deletes a writer's row if its intent was marked wanted less than a given time ago: key,
+	 * owner, the time in microseconds (negative), key, owner, token.
+	 */
+	final String cedeWriter;
+
 	/** Extends a holder: lease, key, owner, token. */
 	final String renewHolder;
 
@@ -158,6 +176,12 @@ final class ReadWriteStatements {
 								+ " WHERE lock_key = ? AND owner = ? AND token = ?";
 		this.releaseHolder = "DELETE FROM " + holders + " WHERE lock_key = ? AND owner = ? AND token = ?";
 		this.deleteIntent = "DELETE FROM " + intents + " WHERE lock_key = ? AND owner = ?";
+		this.markWanted = "UPDATE " + intents + " SET wanted_at = " + now + " WHERE lock_key = ? AND owner <> ? AND expires_at > "
+				+ now;
+		this.expireIntent = "UPDATE " + intents + " SET expires_at = " + now + " WHERE lock_key = ? AND owner = ?";
+		this.cedeWriter = "DELETE FROM " + holders + " WHERE EXISTS (SELECT 1 FROM " + intents
+				+ " i WHERE i.lock_key = ? AND i.owner = ? AND i.wanted_at > " + dialect.plusMicros(now)
+				+ ") AND lock_key = ? AND owner = ? AND token = ?";
 		this.renewHolder = "UPDATE " + holders + " SET expires_at = " + dialect.plusMicros(now)
 				+ " WHERE lock_key = ? AND owner = ? AND token = ?";
 		this.renewIntent = "UPDATE " + intents + " SET expires_at = " + dialect.plusMicros(now)

@@ -33,7 +33,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * overlapping no one;</li>
  * <li>a process that holds the key for reading is killed with SIGKILL: a writer waiting
  * here gets in once the dead reader's lease ends, within two lease periods of the kill,
- * with a higher token.</li>
+ * with a higher token;</li>
+ * <li>two processes of three threads each take one key, both for writing, or one for
+ * reading and the other for writing, with a wait of 2 s and holds of 20 ms, for 10 s: each
+ * process gets at least 30% of the holds (of the time held, where readers, who hold the key
+ * together, are in one process) and none times out (no process starves the other), and no
+ * writer overlaps anyone.</li>
  * </ul>
  */
 abstract class ReadWriteProcessesContractTests {
@@ -42,6 +47,12 @@ abstract class ReadWriteProcessesContractTests {
 	private static final Duration LEASE = Duration.ofSeconds(5);
 
 	private static final Duration LONG_WAIT = Duration.ofSeconds(60);
+
+	private static final long HOT_KEY_MILLIS = 10_000;
+
+	private static final long HOT_KEY_HOLD_MILLIS = 20;
+
+	private static final long HOT_KEY_WAIT_MILLIS = 2_000;
 
 	protected abstract TestDatabase database();
 
@@ -157,6 +168,61 @@ abstract class ReadWriteProcessesContractTests {
 			finally {
 				waiterThread.shutdownNow();
 				holder.process().destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+			}
+		}
+	}
+
+	@Test
+	void writersOfTwoProcessesShareAHotKeyAndNoneTimesOut() throws Exception {
+		hotKey(DbLockMode.WRITE, DbLockMode.WRITE);
+	}
+
+	@Test
+	void readersOfOneProcessAndWritersOfAnotherShareAHotKeyAndNoneTimesOut() throws Exception {
+		hotKey(DbLockMode.READ, DbLockMode.WRITE);
+	}
+
+	/**
+	 * Two node processes on one hot key for {@value #HOT_KEY_MILLIS} ms, each of three threads
+	 * that take it in its mode with a wait of {@value #HOT_KEY_WAIT_MILLIS} ms and hold it
+	 * {@value #HOT_KEY_HOLD_MILLIS} ms: each process gets at least 30% of the holds (of the
+	 * time the key was held, when one process reads: its readers hold it together), no one
+	 * times out, no writer overlaps anyone.
+	 */
+	private void hotKey(DbLockMode first, DbLockMode second) throws Exception {
+		try (HikariDataSource dataSource = database().dataSource(2)) {
+			prepareTables(dataSource);
+			DbLockMode[] modes = { first, second };
+			long start = System.currentTimeMillis() + SafetyChecker.START_MARGIN_MILLIS;
+			List<Map<String, String>> nodes = NodeSupport.run(2, ReadWriteHotKeyNode.class, database().connection(),
+					(n) -> new Object[] { modes[n], 3, start, HOT_KEY_MILLIS, HOT_KEY_HOLD_MILLIS, HOT_KEY_WAIT_MILLIS });
+			long total = nodes.stream().mapToLong((node) -> Long.parseLong(node.get("acquired"))).sum();
+			long totalHeld = nodes.stream().mapToLong((node) -> Long.parseLong(node.get("heldNanos"))).sum();
+			System.out.printf("%s read/write hot key, %s x 3 threads, %d ms, holds of %d ms, wait %d ms: holds %s, "
+					+ "shares %s, shares of the time held %s, timeouts %s, overlaps %s%n", database(), List.of(modes),
+					HOT_KEY_MILLIS,
+					HOT_KEY_HOLD_MILLIS, HOT_KEY_WAIT_MILLIS, nodes.stream().map((node) -> node.get("acquired")).toList(),
+					nodes.stream()
+						.map((node) -> String.format("%.1f%%",
+								100.0 * Long.parseLong(node.get("acquired")) / Math.max(total, 1)))
+						.toList(),
+					nodes.stream()
+						.map((node) -> String.format("%.1f%%",
+								100.0 * Long.parseLong(node.get("heldNanos")) / Math.max(totalHeld, 1)))
+						.toList(),
+					nodes.stream().map((node) -> node.get("timeouts")).toList(),
+					nodes.stream().map((node) -> node.get("overlaps")).toList());
+			for (Map<String, String> node : nodes) {
+				assertThat(node.get("overlaps")).isEqualTo("0");
+				assertThat(node.get("timeouts")).isEqualTo("0");
+				if (first == second) {
+					assertThat(Long.parseLong(node.get("acquired"))).as("a process's share of " + total + " holds")
+						.isGreaterThanOrEqualTo(total * 3 / 10);
+				}
+				else {
+					assertThat(Long.parseLong(node.get("heldNanos"))).as("a process's share of " + totalHeld + " ns held")
+						.isGreaterThanOrEqualTo(totalHeld * 3 / 10);
+				}
 			}
 		}
 	}
