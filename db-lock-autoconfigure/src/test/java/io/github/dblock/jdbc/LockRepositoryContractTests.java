@@ -316,7 +316,7 @@ abstract class LockRepositoryContractTests {
 		String key = "stalled-draw";
 		List<Lease> holds = Collections.synchronizedList(new ArrayList<>());
 		ExecutorService threads = Executors.newFixedThreadPool(2);
-		try (InsertStall stall = stallMarkedInserts()) {
+		try (InsertStall stall = stallMarkedInserts(TestDatabase.TABLE)) {
 			Future<Optional<Lease>> stalled = threads
 				.submit(() -> this.repository.tryAcquire(key, StallingInsertTrigger.MARK + "b", LONG_LEASE));
 			stall.awaitStalled();
@@ -356,14 +356,72 @@ abstract class LockRepositoryContractTests {
 		assertThat(outOfOrder).isZero();
 	}
 
-	/** Stalls the inserts of marked owners into the lock table until opened. */
-	private InsertStall stallMarkedInserts() throws Exception {
+	/**
+	 * The read/write table's form of
+	 * {@link #anAttemptStalledBeforeItsInsertGetsALargerTokenThanEveryEarlierHolder()}: a
+	 * reader stalled after its values were evaluated and before its row's insert while a
+	 * writer of another owner announces itself, acquires and releases the key: if the reader
+	 * holds, it holds with a larger token than the writer's.
+	 */
+	@Test
+	void aReaderStalledBeforeItsInsertGetsALargerTokenThanEveryEarlierWriter() throws Exception {
+		// InnoDB draws AUTO_INCREMENT after the BEFORE triggers: no trigger stalls it between its draw and its insert
+		assumeThat(database()).isNotIn(TestDatabase.MARIADB, TestDatabase.MYSQL);
+		String key = "stalled-rw-draw";
+		ReadWriteLockRepository readWrite = new JdbcReadWriteLockRepository(this.repository);
+		List<Lease> holds = Collections.synchronizedList(new ArrayList<>());
+		ExecutorService threads = Executors.newFixedThreadPool(2);
+		try (InsertStall stall = stallMarkedInserts(TestDatabase.TABLE + "_rw")) {
+			Future<Optional<Lease>> stalled = threads
+				.submit(() -> readWrite.tryRead(key, StallingInsertTrigger.MARK + "reader", LONG_LEASE));
+			stall.awaitStalled();
+			Future<?> other = threads.submit(() -> {
+				long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+				boolean again = false;
+				Lease lease;
+				while ((lease = readWrite.tryWrite(key, "other-writer", LONG_LEASE, again).lease()) == null) {
+					assertThat(System.nanoTime()).as("other-writer acquired within a minute").isLessThan(until);
+					again = true;
+					Thread.onSpinWait();
+				}
+				holds.add(lease);
+				assertThat(readWrite.release(lease, true)).isTrue();
+				return null;
+			});
+			// the writer has held and released the key, or waits for the stalled reader
+			await().atMost(Duration.ofSeconds(30))
+				.pollInterval(Duration.ofMillis(10))
+				.until(() -> other.isDone() || stall.anotherSessionWaits());
+			stall.open();
+			Optional<Lease> lease = stalled.get(1, TimeUnit.MINUTES);
+			if (lease.isPresent()) {
+				holds.add(lease.get());
+				assertThat(readWrite.release(lease.get(), false)).isTrue();
+			}
+			other.get(1, TimeUnit.MINUTES);
+		}
+		finally {
+			threads.shutdownNow();
+		}
+		List<Long> tokens = holds.stream().map(Lease::token).toList();
+		System.out.println(database() + ": read/write holds of '" + key + "' in order: "
+				+ holds.stream().map((hold) -> hold.owner() + "=" + hold.token()).toList());
+		long outOfOrder = java.util.stream.IntStream.range(1, tokens.size())
+			.filter((i) -> tokens.get(i) <= tokens.get(i - 1))
+			.count();
+		System.out.println(database() + ": read/write tokens out of order: " + outOfOrder);
+		assertThat(holds).as("the writer held").extracting(Lease::owner).contains("other-writer");
+		assertThat(outOfOrder).isZero();
+	}
+
+	/** Stalls the inserts of marked owners into a table until opened. */
+	private InsertStall stallMarkedInserts(String table) throws Exception {
 		if (database() == TestDatabase.POSTGRESQL) {
-			return new PostgreSqlInsertStall();
+			return new PostgreSqlInsertStall(table);
 		}
 		StallingInsertTrigger.arm();
 		this.jdbc.execute("DROP TRIGGER IF EXISTS db_lock_test_stall");
-		this.jdbc.execute("CREATE TRIGGER db_lock_test_stall BEFORE INSERT ON db_lock FOR EACH ROW CALL '"
+		this.jdbc.execute("CREATE TRIGGER db_lock_test_stall BEFORE INSERT ON " + table + " FOR EACH ROW CALL '"
 				+ StallingInsertTrigger.class.getName() + "'");
 		return new InsertStall() {
 
@@ -416,7 +474,10 @@ abstract class LockRepositoryContractTests {
 
 		private final Connection gate;
 
-		PostgreSqlInsertStall() throws Exception {
+		private final String table;
+
+		PostgreSqlInsertStall(String table) throws Exception {
+			this.table = table;
 			jdbc.execute("CREATE TABLE IF NOT EXISTS db_lock_test_gate (id INT PRIMARY KEY)");
 			jdbc.execute("INSERT INTO db_lock_test_gate VALUES (1) ON CONFLICT DO NOTHING");
 			jdbc.execute("""
@@ -427,8 +488,8 @@ abstract class LockRepositoryContractTests {
 					  END IF;
 					  RETURN NEW;
 					END $$""".formatted(StallingInsertTrigger.MARK));
-			jdbc.execute("DROP TRIGGER IF EXISTS db_lock_test_stall ON db_lock");
-			jdbc.execute("CREATE TRIGGER db_lock_test_stall BEFORE INSERT ON db_lock FOR EACH ROW "
+			jdbc.execute("DROP TRIGGER IF EXISTS db_lock_test_stall ON " + table);
+			jdbc.execute("CREATE TRIGGER db_lock_test_stall BEFORE INSERT ON " + table + " FOR EACH ROW "
 					+ "EXECUTE FUNCTION db_lock_test_stall()");
 			this.gate = dataSource.getConnection();
 			this.gate.setAutoCommit(false);
@@ -442,7 +503,7 @@ abstract class LockRepositoryContractTests {
 			await().atMost(Duration.ofSeconds(30))
 				.pollInterval(Duration.ofMillis(10))
 				.until(() -> count("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() "
-						+ "AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO db_lock %'") > 0);
+						+ "AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO " + this.table + " %'") > 0);
 		}
 
 		@Override
@@ -467,7 +528,7 @@ abstract class LockRepositoryContractTests {
 		@Override
 		public void close() throws Exception {
 			open();
-			jdbc.execute("DROP TRIGGER IF EXISTS db_lock_test_stall ON db_lock");
+			jdbc.execute("DROP TRIGGER IF EXISTS db_lock_test_stall ON " + this.table);
 			jdbc.execute("DROP FUNCTION IF EXISTS db_lock_test_stall()");
 		}
 
