@@ -414,6 +414,76 @@ abstract class LockRepositoryContractTests {
 		assertThat(outOfOrder).isZero();
 	}
 
+	/**
+	 * InnoDB allocates an {@code AUTO_INCREMENT} value in the insert before the row's index
+	 * insert, and no trigger runs between the two. An acquire whose index insert waits (a gap
+	 * of the primary key locked by the test's open transaction) while another key is
+	 * acquired: the other key's insert must not complete with a later token before the
+	 * stalled one's completes with its earlier token. Inserts done before the gate opens must
+	 * hold tokens below every insert done after it.
+	 */
+	@Test
+	void aTokenDrawnOnInnoDbIsInsertedBeforeAnyLaterDraw() throws Exception {
+		assumeThat(database()).isIn(TestDatabase.MARIADB, TestDatabase.MYSQL);
+		Integer lockMode = this.jdbc.queryForObject("SELECT @@innodb_autoinc_lock_mode", Integer.class);
+		// 2: no table-level AUTO-INC lock at all, the case the start-up warning is about
+		assumeThat(lockMode).isNotEqualTo(2);
+		// the rows that bound the gap the test locks
+		this.jdbc.update("INSERT INTO db_lock (lock_key, owner, acquired_at, expires_at) VALUES "
+				+ "('gap-0', 'bound', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL 1 HOUR), "
+				+ "('gap-z', 'bound', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL 1 HOUR)");
+		// statements that may wait for the test's gate longer than the default statement timeout
+		JdbcLockRepository patient = new JdbcLockRepository(this.dataSource, this.dialect, Duration.ofSeconds(60));
+		List<Lease> beforeOpen = Collections.synchronizedList(new ArrayList<>());
+		List<Lease> afterOpen = Collections.synchronizedList(new ArrayList<>());
+		java.util.concurrent.atomic.AtomicBoolean open = new java.util.concurrent.atomic.AtomicBoolean();
+		ExecutorService threads = Executors.newFixedThreadPool(2);
+		try (Connection gate = this.dataSource.getConnection()) {
+			gate.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+			gate.setAutoCommit(false);
+			try (Statement statement = gate.createStatement()) {
+				// a next-key lock on 'gap-z': the gap ('gap-0', 'gap-z'] takes no insert
+				statement.executeQuery("SELECT * FROM db_lock WHERE lock_key > 'gap-0' AND lock_key < 'gap-z' FOR UPDATE")
+					.close();
+			}
+			java.util.function.Function<String, java.util.concurrent.Callable<Object>> acquire = (key) -> () -> {
+				Lease lease = patient.tryAcquire(key, "owner-" + key, LONG_LEASE).orElseThrow();
+				(open.get() ? afterOpen : beforeOpen).add(lease);
+				return lease;
+			};
+			Future<Object> stalled = threads.submit(acquire.apply("gap-m"));
+			// polled more than 100 ms apart: InnoDB refreshes innodb_trx only when it was not read for 100 ms
+			await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> waitingInserts() == 1);
+			Future<Object> other = threads.submit(acquire.apply("other-key"));
+			// the other key's insert is done, or waits as well
+			await().atMost(Duration.ofSeconds(30))
+				.pollInterval(Duration.ofMillis(200))
+				.until(() -> other.isDone() || waitingInserts() == 2);
+			open.set(true);
+			gate.rollback();
+			stalled.get(1, TimeUnit.MINUTES);
+			other.get(1, TimeUnit.MINUTES);
+		}
+		finally {
+			threads.shutdownNow();
+		}
+		System.out.println(database() + ": inserts done before the gate opened " + beforeOpen.stream()
+			.map((hold) -> hold.key() + "=" + hold.token())
+			.toList() + ", after " + afterOpen.stream().map((hold) -> hold.key() + "=" + hold.token()).toList());
+		long outOfOrder = beforeOpen.stream()
+			.mapToLong((early) -> afterOpen.stream().filter((late) -> late.token() < early.token()).count())
+			.sum();
+		System.out.println(database() + ": tokens drawn before an insert that completed first: " + outOfOrder);
+		assertThat(outOfOrder).isZero();
+	}
+
+	/** The transactions waiting for a lock in an insert into the lock table. */
+	private long waitingInserts() {
+		Long count = this.jdbc.queryForObject("SELECT COUNT(*) FROM information_schema.innodb_trx "
+				+ "WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE '%INSERT IGNORE INTO db_lock %'", Long.class);
+		return (count != null) ? count : 0;
+	}
+
 	/** Stalls the inserts of marked owners into a table until opened. */
 	private InsertStall stallMarkedInserts(String table) throws Exception {
 		if (database() == TestDatabase.POSTGRESQL) {
