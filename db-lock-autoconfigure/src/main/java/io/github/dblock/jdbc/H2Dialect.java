@@ -77,19 +77,32 @@ public class H2Dialect extends SqlDialect {
 
 	/**
 	 * The {@code MERGE} of {@link #acquireSql()}, then, if the row is this owner's, the draw
-	 * of its token, in one transaction on the connection, rolled back if either fails; on a
-	 * connection already in a transaction, within that transaction.
+	 * of its token, {@linkplain #inOneTransaction(JdbcOperations, ConnectionCallback) in one
+	 * transaction}.
 	 */
 	@Override
 	public Optional<Lease> tryAcquire(JdbcOperations jdbc, String key, String owner, Duration lease) {
-		return Objects.requireNonNull(jdbc.execute((ConnectionCallback<Optional<Lease>>) (con) -> {
+		return inOneTransaction(jdbc, (con) -> mergeAndDraw(con, key, owner, lease));
+	}
+
+	/**
+	 * Runs statements on the one connection of a template in one transaction, rolled back if
+	 * they fail; on a connection already in a transaction, within that transaction. The
+	 * statements may use the connection or the template.
+	 * @param <T> the result's type
+	 * @param jdbc statements on one connection
+	 * @param statements the statements
+	 * @return their result
+	 */
+	static <T> T inOneTransaction(JdbcOperations jdbc, ConnectionCallback<T> statements) {
+		return Objects.requireNonNull(jdbc.execute((ConnectionCallback<T>) (con) -> {
 			if (!con.getAutoCommit()) {
-				return mergeAndDraw(con, key, owner, lease);
+				return statements.doInConnection(con);
 			}
 			con.setAutoCommit(false);
-			Optional<Lease> taken;
+			T result;
 			try {
-				taken = mergeAndDraw(con, key, owner, lease);
+				result = statements.doInConnection(con);
 				con.commit();
 			}
 			catch (SQLException | RuntimeException ex) {
@@ -105,7 +118,7 @@ public class H2Dialect extends SqlDialect {
 				throw ex;
 			}
 			con.setAutoCommit(true);
-			return taken;
+			return result;
 		}));
 	}
 

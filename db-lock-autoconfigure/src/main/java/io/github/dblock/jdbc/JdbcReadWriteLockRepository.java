@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 
@@ -41,6 +42,8 @@ import org.springframework.jdbc.core.RowMapper;
  * a local turn, 1 if the key was not wanted, 2 if it was;</li>
  * <li>renewal of many holders at once: 2 statements, 3 with writers among them.</li>
  * </ul>
+ * On H2 a reader's and a writer's insert write a placeholder token and draw the row's token
+ * after it, in one transaction (see {@link ReadWriteStatements}): 1 statement more each.
  * A writer's row is inserted only when its intent still has half its lease left, and that
  * intent was renewed by the statement before: a reader that judged it expired would have to
  * run after a writer's statement that took longer than half the lease (far longer than the
@@ -68,7 +71,7 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 	public Optional<Lease> tryRead(String key, String owner, Duration lease) {
 		try {
 			return this.leases.onOwnConnection((jdbc) -> {
-				if (jdbc.update(this.sql.insertReader, key, owner, SqlDialect.micros(lease), key) == 0) {
+				if (!insertReader(jdbc, key, owner, lease)) {
 					jdbc.update(this.sql.markWanted, key, owner);
 					return Optional.empty();
 				}
@@ -106,10 +109,21 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 				}
 				RowMapper<Lease> taken = (rs, i) -> new Lease(key, owner, rs.getLong("token"),
 						this.sql.readInstant(rs, "expires_at"));
-				Object[] parameters = { SqlDialect.micros(lease), key, owner, SqlDialect.micros(lease.dividedBy(2)) };
-				if (this.sql.insertWriterReturning != null) {
+				Object[] parameters = this.sql.insertWriterParameters(key, owner, SqlDialect.micros(lease),
+						SqlDialect.micros(lease.dividedBy(2)));
+				String insertWriterReturning = this.sql.insertWriterReturning;
+				if (insertWriterReturning != null && this.sql.drawToken != null) {
+					// H2: the row with a placeholder token, then its token, in one transaction
+					return new WriteAttempt(true, H2Dialect.inOneTransaction(jdbc, (con) -> jdbc
+						.query(insertWriterReturning, taken, parameters)
+						.stream()
+						.findFirst()
+						.map((inserted) -> new Lease(key, owner, drawToken(jdbc, key, owner), inserted.expiresAt())))
+						.orElse(null));
+				}
+				if (insertWriterReturning != null) {
 					return new WriteAttempt(true,
-							jdbc.query(this.sql.insertWriterReturning, taken, parameters).stream().findFirst().orElse(null));
+							jdbc.query(insertWriterReturning, taken, parameters).stream().findFirst().orElse(null));
 				}
 				if (jdbc.update(this.sql.insertWriter, parameters) == 0) {
 					return new WriteAttempt(true, null);
@@ -125,6 +139,34 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 			// whether the intent is this writer's is not known: the next attempt claims it again
 			return new WriteAttempt(true, null);
 		}
+	}
+
+	/**
+	 * Inserts a reader's row unless a writer's intent is live; on H2 draws its token in the
+	 * insert's transaction.
+	 * @return whether the row was inserted
+	 */
+	private boolean insertReader(JdbcOperations jdbc, String key, String owner, Duration lease) {
+		Object[] parameters = this.sql.insertReaderParameters(key, owner, SqlDialect.micros(lease));
+		if (this.sql.drawToken == null) {
+			return jdbc.update(this.sql.insertReader, parameters) == 1;
+		}
+		return H2Dialect.inOneTransaction(jdbc, (con) -> {
+			if (jdbc.update(this.sql.insertReader, parameters) == 0) {
+				return false;
+			}
+			drawToken(jdbc, key, owner);
+			return true;
+		});
+	}
+
+	/** Draws the token of the row an owner's insert wrote with a placeholder (H2). */
+	private long drawToken(JdbcOperations jdbc, String key, String owner) {
+		Long token = jdbc.query(Objects.requireNonNull(this.sql.drawToken), (rs, i) -> rs.getLong("token"), key, owner)
+			.stream()
+			.findFirst()
+			.orElseThrow(() -> new IllegalStateException("The row of '" + key + "' that " + owner + " inserted is gone"));
+		return token;
 	}
 
 	/**

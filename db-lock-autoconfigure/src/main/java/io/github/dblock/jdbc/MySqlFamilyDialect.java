@@ -30,6 +30,18 @@ import org.springframework.jdbc.support.KeyHolder;
  * {@code INSERT} in its reply, so the lease end reported to the caller is the database's
  * time estimated from an offset measured every minute, never later than the database's;
  * the database alone decides expiry.
+ * <p>
+ * The insert is an {@code INSERT ... SELECT ... FROM DUAL}, not an {@code INSERT ... VALUES}:
+ * InnoDB allocates the {@code AUTO_INCREMENT} token before the row's index insert, and for a
+ * simple insert with {@code innodb_autoinc_lock_mode} 1 (MariaDB's default) it holds only a
+ * mutex for the allocation, so an insert descheduled between the two could hold the key
+ * after a later insert that drew a larger token. For an {@code INSERT ... SELECT} with
+ * {@code innodb_autoinc_lock_mode} 0 or 1, InnoDB holds the table's {@code AUTO-INC} lock
+ * from the allocation to the end of the statement, after the index insert, and every other
+ * insert into the table waits for it: tokens are drawn in the order rows are inserted, so a
+ * later holder of a key drew later. With {@code innodb_autoinc_lock_mode} 2 (MySQL 8's
+ * default, required by Galera) InnoDB takes no such lock, and an insert descheduled between
+ * its draw and its index insert can still put a key's tokens out of order.
  */
 abstract class MySqlFamilyDialect extends SqlDialect {
 
@@ -50,8 +62,9 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 	MySqlFamilyDialect(String name, String table) {
 		super(name, table);
 		// IGNORE: a held key is a warning, not an error that the driver logs at WARN on every refused attempt;
-		// nothing else can be ignored here, as every value is checked before (key length) or generated
-		this.insertSql = "INSERT IGNORE INTO %s (lock_key, owner, acquired_at, expires_at) VALUES (?, ?, %s, %s)"
+		// nothing else can be ignored here, as every value is checked before (key length) or generated;
+		// SELECT, not VALUES: InnoDB holds the AUTO-INC lock until the row is inserted (see the class)
+		this.insertSql = "INSERT IGNORE INTO %s (lock_key, owner, acquired_at, expires_at) SELECT ?, ?, %s, %s FROM DUAL"
 			.formatted(table(), now(), plusMicros(now()));
 		this.deleteExpiredKeySql = "DELETE FROM %s WHERE lock_key = ? AND expires_at <= %s".formatted(table(), now());
 		this.markWantedSql = "UPDATE %1$s SET wanted_at = %2$s WHERE lock_key = ? AND expires_at > %2$s"

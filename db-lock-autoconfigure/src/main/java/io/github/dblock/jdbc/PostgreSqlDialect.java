@@ -28,8 +28,8 @@ import org.springframework.jdbc.core.JdbcOperations;
  * PostgreSQL evaluates before the {@code ON CONFLICT} arbiter decides who has the key; so
  * that tokens still increase in the order the key is held, the statement's {@code WHERE}
  * takes a transaction-scoped advisory lock on the key
- * ({@code pg_advisory_xact_lock(int, int)}: the {@linkplain #tokenLockClass() lock table's
- * class} and the {@linkplain #tokenLockId(String) key's 32-bit id}) before its {@code SELECT}
+ * ({@code pg_advisory_xact_lock(int, int)}, with the {@linkplain #tokenLock(String, String)
+ * lock table's class and the key's 32-bit id}) before its {@code SELECT}
  * list is computed (a row's output expressions are computed after its {@code WHERE}), and
  * holds it until it commits. Every draw for a key thus happens while no other statement that
  * drew for the key is uncommitted: a later holder drew later. The lock is of the two-integer
@@ -47,7 +47,7 @@ public class PostgreSqlDialect extends SqlDialect {
 	 */
 	public PostgreSqlDialect(String table) {
 		super("postgresql", table);
-		this.tokenLockClass = java.nio.ByteBuffer.wrap(sha256(table())).getInt();
+		this.tokenLockClass = tableClass(table());
 		this.acquireSql = compact("""
 				INSERT INTO %1$s AS l (lock_key, owner, token, acquired_at, expires_at)
 				SELECT CAST(? AS VARCHAR), CAST(? AS VARCHAR), nextval('%1$s_token_seq'), %2$s, %3$s
@@ -97,34 +97,35 @@ public class PostgreSqlDialect extends SqlDialect {
 	 */
 	@Override
 	public Optional<Lease> tryAcquire(JdbcOperations jdbc, String key, String owner, Duration lease) {
+		Object[] parameters = { key, owner, micros(lease), null, null };
+		System.arraycopy(tokenLock(table(), key), 0, parameters, 3, 2);
 		return jdbc
 			.query(acquireSql(),
 					(rs, i) -> new Lease(key, rs.getString("owner"), rs.getLong("token"), readInstant(rs, "expires_at")),
-					key, owner, micros(lease), this.tokenLockClass, tokenLockId(key))
+					parameters)
 			.stream()
 			.filter((row) -> row.owner().equals(owner))
 			.findFirst();
 	}
 
 	/**
-	 * The class of the advisory locks that order the lease tokens' draws: the first 4 bytes
-	 * of the SHA-256 digest of the lock table's name, so that the lock tables of one database
-	 * have classes of their own.
-	 * @return the class
+	 * The two arguments of the {@code pg_advisory_xact_lock(int, int)} that orders the draws
+	 * of a key's fencing tokens in a table of this dialect (the lease table, the read/write
+	 * holders' table): the table's class, the first 4 bytes of the SHA-256 digest of its
+	 * name, so that each table of a database has a class of its own; and the key's id within
+	 * it, the first 4 bytes of its {@linkplain #lockId(String) 64-bit id}. Two keys with one
+	 * id order their draws together, nothing worse.
+	 * @param table the table whose tokens the lock orders
+	 * @param key the stored key
+	 * @return the class and the key's id
 	 */
-	int tokenLockClass() {
-		return this.tokenLockClass;
+	Object[] tokenLock(String table, String key) {
+		int tableClass = (table.equals(table())) ? this.tokenLockClass : tableClass(table);
+		return new Object[] { tableClass, (int) (lockId(key) >>> 32) };
 	}
 
-	/**
-	 * The 32-bit id of a key's advisory lock within {@link #tokenLockClass()}: the first 4
-	 * bytes of its {@linkplain #lockId(String) 64-bit id}. Two keys with one id order their
-	 * draws together, nothing worse.
-	 * @param key the stored key
-	 * @return the id
-	 */
-	int tokenLockId(String key) {
-		return (int) (lockId(key) >>> 32);
+	private static int tableClass(String table) {
+		return java.nio.ByteBuffer.wrap(sha256(table)).getInt();
 	}
 
 	/** One statement: the {@code UPDATE} returns the new ends. */

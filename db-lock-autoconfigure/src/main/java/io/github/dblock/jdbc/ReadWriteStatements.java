@@ -11,7 +11,14 @@ import org.jspecify.annotations.Nullable;
  * {@code <table>_rw} (a row per holder) and {@code <table>_rw_intents} (a writer's intent per
  * key). Time is the dialect's {@link SqlDialect#now()}; every value is a bind parameter.
  * Tokens come from the lease mode's source: {@code AUTO_INCREMENT} on MySQL and MariaDB,
- * {@code <table>_token_seq} elsewhere.
+ * {@code <table>_token_seq} elsewhere, and are drawn as in the lease mode, in an order the
+ * key's holds follow: on PostgreSQL the reader's and the writer's inserts take the
+ * transaction-scoped advisory lock of the key in the holders' table's own class
+ * ({@link PostgreSqlDialect#tokenLock(String, String)}) in their {@code WHERE}, before their
+ * {@code SELECT} list draws {@code nextval}, and hold it until they commit; on H2 they insert
+ * a placeholder token ({@code 0}) and {@link #drawToken} draws the token of the row inserted,
+ * in the insert's transaction, so that a row is in the table, locked, before its token is
+ * drawn. A reader's row is then checked against writers after that commit, as before.
  */
 final class ReadWriteStatements {
 
@@ -21,7 +28,10 @@ final class ReadWriteStatements {
 
 	private final String intents;
 
-	/** Inserts a reader unless a writer's intent is live: key, owner, lease, key. */
+	/**
+	 * Inserts a reader unless a writer's intent is live: see
+	 * {@link #insertReaderParameters(String, String, long)}.
+	 */
 	final String insertReader;
 
 	/** A holder's token and end, and whether a writer holds or waits: key, key, key, owner. */
@@ -38,7 +48,7 @@ final class ReadWriteStatements {
 
 	/**
 	 * Inserts a writer whose intent is live with at least the margin left, if no holder is
-	 * live: lease, key, owner, margin.
+	 * live: see {@link #insertWriterParameters(String, String, long, long)}.
 	 */
 	final String insertWriter;
 
@@ -51,6 +61,15 @@ final class ReadWriteStatements {
 
 	/** A holder's token and end: key, owner. */
 	final String selectHolder;
+
+	/**
+	 * On H2, draws the token of a holder's row that its insert wrote with a placeholder, and
+	 * returns it: key, owner; {@code null} elsewhere, where the insert draws it.
+	 */
+	final @Nullable String drawToken;
+
+	/** The dialect if PostgreSQL, whose inserts take the key's advisory lock. */
+	private final @Nullable PostgreSqlDialect postgres;
 
 	/**
 	 * Deletes a writer's row and its intent in one statement, where the database can (see
@@ -134,16 +153,17 @@ final class ReadWriteStatements {
 		boolean h2 = dialect.name().equals("h2");
 		// MySQL and MariaDB draw the token from AUTO_INCREMENT; the others from the lease tokens' sequence
 		String tokenColumn = mysql ? "" : ", token";
-		String tokenValue = mysql ? ""
-				: h2 ? ", NEXT VALUE FOR " + dialect.table() + "_token_seq"
-						: ", nextval('" + dialect.table() + "_token_seq')";
+		String tokenValue = mysql ? "" : h2 ? ", 0" : ", nextval('" + dialect.table() + "_token_seq')";
+		this.postgres = (dialect instanceof PostgreSqlDialect postgreSql) ? postgreSql : null;
+		// evaluated before the SELECT list, which draws the token
+		String drawOrdered = (this.postgres != null) ? "pg_advisory_xact_lock(?, ?) IS NOT NULL AND " : "";
 		String noTable = mysql ? " FROM DUAL" : "";
 		String keyParameter = h2 ? "CAST(? AS VARCHAR(255))" : "?";
 		String ownerParameter = h2 ? "CAST(? AS VARCHAR(128))" : "?";
 		String liveIntent = "SELECT 1 FROM " + intents + " i WHERE i.lock_key = ? AND i.expires_at > " + now;
 		this.insertReader = "INSERT INTO " + holders + " (lock_key, owner" + tokenColumn
 				+ ", kind, acquired_at, expires_at) SELECT " + keyParameter + ", " + ownerParameter + tokenValue
-				+ ", 'R', " + now + ", " + dialect.plusMicros(now) + noTable + " WHERE NOT EXISTS (" + liveIntent + ")";
+				+ ", 'R', " + now + ", " + dialect.plusMicros(now) + noTable + " WHERE " + drawOrdered + "NOT EXISTS (" + liveIntent + ")";
 		this.checkReader = "SELECT r.token, r.expires_at, CASE WHEN EXISTS (" + liveIntent + ") OR EXISTS (SELECT 1 FROM "
 				+ holders + " w WHERE w.lock_key = ? AND w.kind = 'W' AND w.expires_at > " + now
 				+ ") THEN 1 ELSE 0 END AS blocked FROM " + holders + " r WHERE r.lock_key = ? AND r.owner = ?";
@@ -159,8 +179,8 @@ final class ReadWriteStatements {
 		this.insertWriter = "INSERT INTO " + holders + " (lock_key, owner" + tokenColumn
 				+ ", kind, acquired_at, expires_at) SELECT i.lock_key, i.owner" + tokenValue + ", 'W', " + now + ", "
 				+ dialect.plusMicros(now) + " FROM " + intents + " i LEFT JOIN " + holders
-				+ " h ON h.lock_key = i.lock_key AND h.expires_at > " + now
-				+ " WHERE i.lock_key = ? AND i.owner = ? AND i.expires_at > " + dialect.plusMicros(now)
+				+ " h ON h.lock_key = i.lock_key AND h.expires_at > " + now + " WHERE " + drawOrdered
+				+ "i.lock_key = ? AND i.owner = ? AND i.expires_at > " + dialect.plusMicros(now)
 				+ " AND h.lock_key IS NULL";
 		this.insertWriterReturning = switch (dialect.name()) {
 			case "postgresql", "mariadb" -> this.insertWriter + " RETURNING token, expires_at";
@@ -168,6 +188,8 @@ final class ReadWriteStatements {
 			default -> null;
 		};
 		this.selectHolder = "SELECT token, expires_at FROM " + holders + " WHERE lock_key = ? AND owner = ?";
+		this.drawToken = h2 ? "SELECT token FROM FINAL TABLE (UPDATE " + holders + " SET token = NEXT VALUE FOR "
+				+ dialect.table() + "_token_seq WHERE lock_key = ? AND owner = ?)" : null;
 		this.releaseWriterTwice = !mysql && !h2;
 		this.releaseWriter = mysql ? "DELETE h, i FROM " + holders + " h LEFT JOIN " + intents
 				+ " i ON i.lock_key = h.lock_key AND i.owner = h.owner WHERE h.lock_key = ? AND h.owner = ? AND h.token = ?"
@@ -188,6 +210,30 @@ final class ReadWriteStatements {
 				+ " WHERE lock_key = ? AND owner = ?";
 		this.deleteExpiredHolders = dialect.deleteExpiredSql(holders);
 		this.deleteExpiredIntents = dialect.deleteExpiredSql(intents);
+	}
+
+	/**
+	 * The parameters of {@link #insertReader}: key, owner, lease, (on PostgreSQL) the key's
+	 * advisory lock, key.
+	 */
+	Object[] insertReaderParameters(String key, String owner, long leaseMicros) {
+		if (this.postgres == null) {
+			return new Object[] { key, owner, leaseMicros, key };
+		}
+		Object[] lock = this.postgres.tokenLock(this.holders, key);
+		return new Object[] { key, owner, leaseMicros, lock[0], lock[1], key };
+	}
+
+	/**
+	 * The parameters of {@link #insertWriter}: lease, (on PostgreSQL) the key's advisory lock,
+	 * key, owner, margin.
+	 */
+	Object[] insertWriterParameters(String key, String owner, long leaseMicros, long marginMicros) {
+		if (this.postgres == null) {
+			return new Object[] { leaseMicros, key, owner, marginMicros };
+		}
+		Object[] lock = this.postgres.tokenLock(this.holders, key);
+		return new Object[] { leaseMicros, lock[0], lock[1], key, owner, marginMicros };
 	}
 
 	/** The parameters of {@link #releaseWriter} for a writer's lease. */

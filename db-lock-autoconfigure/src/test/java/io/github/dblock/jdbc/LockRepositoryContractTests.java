@@ -428,7 +428,7 @@ abstract class LockRepositoryContractTests {
 		String key = "stalled-draw";
 		List<Lease> holds = Collections.synchronizedList(new ArrayList<>());
 		ExecutorService threads = Executors.newFixedThreadPool(2);
-		try (InsertStall stall = stallMarkedInserts()) {
+		try (InsertStall stall = stallMarkedInserts(TestDatabase.TABLE)) {
 			Future<Optional<Lease>> stalled = threads
 				.submit(() -> this.repository.tryAcquire(key, StallingInsertTrigger.MARK + "b", LONG_LEASE));
 			stall.awaitStalled();
@@ -468,14 +468,142 @@ abstract class LockRepositoryContractTests {
 		assertThat(outOfOrder).isZero();
 	}
 
-	/** Stalls the inserts of marked owners into the lock table until opened. */
-	private InsertStall stallMarkedInserts() throws Exception {
+	/**
+	 * The read/write table's form of
+	 * {@link #anAttemptStalledBeforeItsInsertGetsALargerTokenThanEveryEarlierHolder()}: a
+	 * reader stalled after its values were evaluated and before its row's insert while a
+	 * writer of another owner announces itself, acquires and releases the key: if the reader
+	 * holds, it holds with a larger token than the writer's.
+	 */
+	@Test
+	void aReaderStalledBeforeItsInsertGetsALargerTokenThanEveryEarlierWriter() throws Exception {
+		// InnoDB draws AUTO_INCREMENT after the BEFORE triggers: no trigger stalls it between its draw and its insert
+		assumeThat(database()).isNotIn(TestDatabase.MARIADB, TestDatabase.MYSQL);
+		String key = "stalled-rw-draw";
+		ReadWriteLockRepository readWrite = new JdbcReadWriteLockRepository(this.repository);
+		List<Lease> holds = Collections.synchronizedList(new ArrayList<>());
+		ExecutorService threads = Executors.newFixedThreadPool(2);
+		try (InsertStall stall = stallMarkedInserts(TestDatabase.TABLE + "_rw")) {
+			Future<Optional<Lease>> stalled = threads
+				.submit(() -> readWrite.tryRead(key, StallingInsertTrigger.MARK + "reader", LONG_LEASE));
+			stall.awaitStalled();
+			Future<?> other = threads.submit(() -> {
+				long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+				boolean again = false;
+				Lease lease;
+				while ((lease = readWrite.tryWrite(key, "other-writer", LONG_LEASE, again).lease()) == null) {
+					assertThat(System.nanoTime()).as("other-writer acquired within a minute").isLessThan(until);
+					again = true;
+					Thread.onSpinWait();
+				}
+				holds.add(lease);
+				assertThat(readWrite.release(lease, true)).isTrue();
+				return null;
+			});
+			// the writer has held and released the key, or waits for the stalled reader
+			await().atMost(Duration.ofSeconds(30))
+				.pollInterval(Duration.ofMillis(10))
+				.until(() -> other.isDone() || stall.anotherSessionWaits());
+			stall.open();
+			Optional<Lease> lease = stalled.get(1, TimeUnit.MINUTES);
+			if (lease.isPresent()) {
+				holds.add(lease.get());
+				assertThat(readWrite.release(lease.get(), false)).isTrue();
+			}
+			other.get(1, TimeUnit.MINUTES);
+		}
+		finally {
+			threads.shutdownNow();
+		}
+		List<Long> tokens = holds.stream().map(Lease::token).toList();
+		System.out.println(database() + ": read/write holds of '" + key + "' in order: "
+				+ holds.stream().map((hold) -> hold.owner() + "=" + hold.token()).toList());
+		long outOfOrder = java.util.stream.IntStream.range(1, tokens.size())
+			.filter((i) -> tokens.get(i) <= tokens.get(i - 1))
+			.count();
+		System.out.println(database() + ": read/write tokens out of order: " + outOfOrder);
+		assertThat(holds).as("the writer held").extracting(Lease::owner).contains("other-writer");
+		assertThat(outOfOrder).isZero();
+	}
+
+	/**
+	 * InnoDB allocates an {@code AUTO_INCREMENT} value in the insert before the row's index
+	 * insert, and no trigger runs between the two. An acquire whose index insert waits (a gap
+	 * of the primary key locked by the test's open transaction) while another key is
+	 * acquired: the other key's insert must not complete with a later token before the
+	 * stalled one's completes with its earlier token. Inserts done before the gate opens must
+	 * hold tokens below every insert done after it.
+	 */
+	@Test
+	void aTokenDrawnOnInnoDbIsInsertedBeforeAnyLaterDraw() throws Exception {
+		assumeThat(database()).isIn(TestDatabase.MARIADB, TestDatabase.MYSQL);
+		Integer lockMode = this.jdbc.queryForObject("SELECT @@innodb_autoinc_lock_mode", Integer.class);
+		// 2: no table-level AUTO-INC lock at all, the case the start-up warning is about
+		assumeThat(lockMode).isNotEqualTo(2);
+		// the rows that bound the gap the test locks
+		this.jdbc.update("INSERT INTO db_lock (lock_key, owner, acquired_at, expires_at) VALUES "
+				+ "('gap-0', 'bound', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL 1 HOUR), "
+				+ "('gap-z', 'bound', UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL 1 HOUR)");
+		// statements that may wait for the test's gate longer than the default statement timeout
+		JdbcLockRepository patient = new JdbcLockRepository(this.dataSource, this.dialect, Duration.ofSeconds(60));
+		List<Lease> beforeOpen = Collections.synchronizedList(new ArrayList<>());
+		List<Lease> afterOpen = Collections.synchronizedList(new ArrayList<>());
+		java.util.concurrent.atomic.AtomicBoolean open = new java.util.concurrent.atomic.AtomicBoolean();
+		ExecutorService threads = Executors.newFixedThreadPool(2);
+		try (Connection gate = this.dataSource.getConnection()) {
+			gate.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+			gate.setAutoCommit(false);
+			try (Statement statement = gate.createStatement()) {
+				// a next-key lock on 'gap-z': the gap ('gap-0', 'gap-z'] takes no insert
+				statement.executeQuery("SELECT * FROM db_lock WHERE lock_key > 'gap-0' AND lock_key < 'gap-z' FOR UPDATE")
+					.close();
+			}
+			java.util.function.Function<String, java.util.concurrent.Callable<Object>> acquire = (key) -> () -> {
+				Lease lease = patient.tryAcquire(key, "owner-" + key, LONG_LEASE).orElseThrow();
+				(open.get() ? afterOpen : beforeOpen).add(lease);
+				return lease;
+			};
+			Future<Object> stalled = threads.submit(acquire.apply("gap-m"));
+			// polled more than 100 ms apart: InnoDB refreshes innodb_trx only when it was not read for 100 ms
+			await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> waitingInserts() == 1);
+			Future<Object> other = threads.submit(acquire.apply("other-key"));
+			// the other key's insert is done, or waits as well
+			await().atMost(Duration.ofSeconds(30))
+				.pollInterval(Duration.ofMillis(200))
+				.until(() -> other.isDone() || waitingInserts() == 2);
+			open.set(true);
+			gate.rollback();
+			stalled.get(1, TimeUnit.MINUTES);
+			other.get(1, TimeUnit.MINUTES);
+		}
+		finally {
+			threads.shutdownNow();
+		}
+		System.out.println(database() + ": inserts done before the gate opened " + beforeOpen.stream()
+			.map((hold) -> hold.key() + "=" + hold.token())
+			.toList() + ", after " + afterOpen.stream().map((hold) -> hold.key() + "=" + hold.token()).toList());
+		long outOfOrder = beforeOpen.stream()
+			.mapToLong((early) -> afterOpen.stream().filter((late) -> late.token() < early.token()).count())
+			.sum();
+		System.out.println(database() + ": tokens drawn before an insert that completed first: " + outOfOrder);
+		assertThat(outOfOrder).isZero();
+	}
+
+	/** The transactions waiting for a lock in an insert into the lock table. */
+	private long waitingInserts() {
+		Long count = this.jdbc.queryForObject("SELECT COUNT(*) FROM information_schema.innodb_trx "
+				+ "WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE '%INSERT IGNORE INTO db_lock %'", Long.class);
+		return (count != null) ? count : 0;
+	}
+
+	/** Stalls the inserts of marked owners into a table until opened. */
+	private InsertStall stallMarkedInserts(String table) throws Exception {
 		if (database() == TestDatabase.POSTGRESQL) {
-			return new PostgreSqlInsertStall();
+			return new PostgreSqlInsertStall(table);
 		}
 		StallingInsertTrigger.arm();
 		this.jdbc.execute("DROP TRIGGER IF EXISTS db_lock_test_stall");
-		this.jdbc.execute("CREATE TRIGGER db_lock_test_stall BEFORE INSERT ON db_lock FOR EACH ROW CALL '"
+		this.jdbc.execute("CREATE TRIGGER db_lock_test_stall BEFORE INSERT ON " + table + " FOR EACH ROW CALL '"
 				+ StallingInsertTrigger.class.getName() + "'");
 		return new InsertStall() {
 
@@ -528,7 +656,10 @@ abstract class LockRepositoryContractTests {
 
 		private final Connection gate;
 
-		PostgreSqlInsertStall() throws Exception {
+		private final String table;
+
+		PostgreSqlInsertStall(String table) throws Exception {
+			this.table = table;
 			jdbc.execute("CREATE TABLE IF NOT EXISTS db_lock_test_gate (id INT PRIMARY KEY)");
 			jdbc.execute("INSERT INTO db_lock_test_gate VALUES (1) ON CONFLICT DO NOTHING");
 			jdbc.execute("""
@@ -539,8 +670,8 @@ abstract class LockRepositoryContractTests {
 					  END IF;
 					  RETURN NEW;
 					END $$""".formatted(StallingInsertTrigger.MARK));
-			jdbc.execute("DROP TRIGGER IF EXISTS db_lock_test_stall ON db_lock");
-			jdbc.execute("CREATE TRIGGER db_lock_test_stall BEFORE INSERT ON db_lock FOR EACH ROW "
+			jdbc.execute("DROP TRIGGER IF EXISTS db_lock_test_stall ON " + table);
+			jdbc.execute("CREATE TRIGGER db_lock_test_stall BEFORE INSERT ON " + table + " FOR EACH ROW "
 					+ "EXECUTE FUNCTION db_lock_test_stall()");
 			this.gate = dataSource.getConnection();
 			this.gate.setAutoCommit(false);
@@ -554,7 +685,7 @@ abstract class LockRepositoryContractTests {
 			await().atMost(Duration.ofSeconds(30))
 				.pollInterval(Duration.ofMillis(10))
 				.until(() -> count("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() "
-						+ "AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO db_lock %'") > 0);
+						+ "AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO " + this.table + " %'") > 0);
 		}
 
 		@Override
@@ -579,7 +710,7 @@ abstract class LockRepositoryContractTests {
 		@Override
 		public void close() throws Exception {
 			open();
-			jdbc.execute("DROP TRIGGER IF EXISTS db_lock_test_stall ON db_lock");
+			jdbc.execute("DROP TRIGGER IF EXISTS db_lock_test_stall ON " + this.table);
 			jdbc.execute("DROP FUNCTION IF EXISTS db_lock_test_stall()");
 		}
 
