@@ -112,7 +112,8 @@ public final class DbLockAutoConfiguration {
 	/**
 	 * Fails start-up on a server that cannot hold the lock table (a read-only replica or
 	 * standby), and warns of a failover that could lose acquisitions and of a driver whose
-	 * own failover could hold a caller past its wait and the statement timeout.
+	 * own failover could hold a caller past its wait and the statement timeout, and of a
+	 * server that may give fencing tokens out of order.
 	 */
 	private static void checkServer(DataSource dataSource, SqlDialect dialect, Duration statementTimeout) {
 		JdbcTemplate jdbc = new JdbcTemplate(dataSource);
@@ -121,11 +122,13 @@ public final class DbLockAutoConfiguration {
 		String cluster;
 		String stale;
 		String driverFailover;
+		String tokenOrder;
 		try {
 			readOnly = dialect.readOnly(jdbc);
 			failover = (readOnly != null) ? null : dialect.failoverWarning(jdbc);
 			cluster = dialect.multiPrimaryCluster(jdbc);
 			stale = dialect.staleClusterReads(jdbc);
+			tokenOrder = dialect.tokenOrderWarning(jdbc);
 			String url = jdbc.execute((ConnectionCallback<@Nullable String>) (connection) -> connection.getMetaData().getURL());
 			driverFailover = (url != null) ? DriverFailoverCheck.warning(url, statementTimeout) : null;
 		}
@@ -156,6 +159,9 @@ public final class DbLockAutoConfiguration {
 		}
 		if (driverFailover != null) {
 			logger.warn(driverFailover);
+		}
+		if (tokenOrder != null) {
+			logger.warn("db-lock: " + tokenOrder + " (see the README, \"What it does not guarantee\")");
 		}
 		if (cluster != null) {
 			logger.info("db-lock: " + cluster + ". The lease mode holds here: its rows are certified cluster-wide, and "

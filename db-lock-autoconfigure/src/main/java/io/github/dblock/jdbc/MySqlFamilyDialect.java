@@ -267,6 +267,24 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 		return "OFF".equalsIgnoreCase(variable(jdbc, "group_replication_single_primary_mode")) && groupReplicationRuns(jdbc);
 	}
 
+	/**
+	 * With {@code innodb_autoinc_lock_mode} 0 or 1 the lease and read/write inserts
+	 * ({@code INSERT ... SELECT}) hold the table's AUTO-INC lock from their token's draw to
+	 * the end of the statement, after the row's index insert; with 2 (MySQL 8's default, and
+	 * Galera's requirement) they hold none.
+	 */
+	@Override
+	public @Nullable String tokenOrderWarning(JdbcOperations jdbc) {
+		String mode = variable(jdbc, "innodb_autoinc_lock_mode");
+		if (!"2".equals(mode)) {
+			return null;
+		}
+		return "the server has innodb_autoinc_lock_mode=2, where InnoDB takes no lock from an insert's AUTO_INCREMENT "
+				+ "draw to its index insert: an acquisition whose thread the server deschedules between the two can hold a "
+				+ "key after a later holder that drew a larger fencing token. Set innodb_autoinc_lock_mode=1 (not on a "
+				+ "Galera cluster, which needs 2) where fenced writes rely on the order of tokens";
+	}
+
 	@Override
 	public @Nullable String readOnly(JdbcOperations jdbc) {
 		return "ON".equalsIgnoreCase(variable(jdbc, "read_only"))

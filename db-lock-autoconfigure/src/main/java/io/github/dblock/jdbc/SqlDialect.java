@@ -655,6 +655,17 @@ public abstract class SqlDialect {
 	}
 
 	/**
+	 * Why this server may give a key's fencing tokens out of order, if it may: on MySQL and
+	 * MariaDB with {@code innodb_autoinc_lock_mode=2}, where no lock orders an insert's
+	 * {@code AUTO_INCREMENT} draw with its index insert.
+	 * @param jdbc runs statements in autocommit
+	 * @return the warning, or {@code null}
+	 */
+	public @Nullable String tokenOrderWarning(JdbcOperations jdbc) {
+		return null;
+	}
+
+	/**
 	 * What a failover of this server could lose, if anything is known to: on PostgreSQL,
 	 * standbys streaming asynchronously.
 	 * @param jdbc runs statements in autocommit

@@ -337,6 +337,24 @@ class DbLockAutoConfigurationTests {
 	}
 
 	@Test
+	void aServerWhoseAutoIncLockModeOrdersTokensIsNotWarnedOf(CapturedOutput output) {
+		TestDatabase.Connection mariadb = TestDatabase.MARIADB.connection();
+		String mode;
+		try (com.zaxxer.hikari.HikariDataSource dataSource = TestDatabase.MARIADB.dataSource(1)) {
+			mode = new org.springframework.jdbc.core.JdbcTemplate(dataSource)
+				.queryForObject("SELECT @@GLOBAL.innodb_autoinc_lock_mode", String.class);
+		}
+		org.junit.jupiter.api.Assumptions.assumeFalse("2".equals(mode), "the shared server has innodb_autoinc_lock_mode=2");
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+					DataSourceTransactionManagerAutoConfiguration.class, DbLockAutoConfiguration.class))
+			.withPropertyValues("spring.datasource.url=" + mariadb.url(), "spring.datasource.username=" + mariadb.user(),
+					"spring.datasource.password=" + mariadb.password())
+			.run((context) -> assertThat(context).hasNotFailed());
+		assertThat(output.getAll()).doesNotContain("innodb_autoinc_lock_mode");
+	}
+
+	@Test
 	void aUrlWhoseDriverFailsOverInsideAStatementIsWarnedOfAtStartUp(CapturedOutput output) {
 		TestDatabase.Connection mariadb = TestDatabase.MARIADB.connection();
 		String loadBalanced = mariadb.url().replace("jdbc:mariadb://", "jdbc:mariadb:loadbalance://");

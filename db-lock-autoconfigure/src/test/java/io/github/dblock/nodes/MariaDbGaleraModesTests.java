@@ -23,12 +23,15 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -45,6 +48,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
  * the lease mode works.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@ExtendWith(OutputCaptureExtension.class)
 class MariaDbGaleraModesTests {
 
 	private OwnMariaDb server;
@@ -134,6 +138,17 @@ class MariaDbGaleraModesTests {
 			.withPropertyValues("spring.datasource.url=" + this.server.url(), "spring.datasource.username=root",
 					"spring.datasource.hikari.connection-init-sql=SET SESSION wsrep_sync_wait=15")
 			.run((context) -> assertThat(context).hasNotFailed());
+	}
+
+	@Test
+	void startUpWarnsThatTokensMayBeOutOfOrderWithAutoIncLockMode2(CapturedOutput output) {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+					DataSourceTransactionManagerAutoConfiguration.class, DbLockAutoConfiguration.class))
+			.withPropertyValues("spring.datasource.url=" + this.server.url(), "spring.datasource.username=root",
+					"spring.datasource.hikari.connection-init-sql=SET SESSION wsrep_sync_wait=15")
+			.run((context) -> assertThat(context).hasNotFailed());
+		assertThat(output).contains("innodb_autoinc_lock_mode=2");
 	}
 
 	@Test
