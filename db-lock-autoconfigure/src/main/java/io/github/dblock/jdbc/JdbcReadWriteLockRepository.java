@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -72,7 +73,7 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 		try {
 			return this.leases.onOwnConnection((jdbc) -> {
 				if (!insertReader(jdbc, key, owner, lease)) {
-					jdbc.update(this.sql.markWanted, key, owner);
+					markWanted(jdbc, key, owner);
 					return Optional.empty();
 				}
 				List<Checked> checked = jdbc.query(this.sql.checkReader,
@@ -82,7 +83,7 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 				if (checked.isEmpty() || checked.get(0).blocked()) {
 					// a writer announced itself before this reader checked: the reader withdraws
 					jdbc.update(this.sql.deleteHolder, key, owner);
-					jdbc.update(this.sql.markWanted, key, owner);
+					markWanted(jdbc, key, owner);
 					return Optional.empty();
 				}
 				Checked row = checked.get(0);
@@ -104,7 +105,7 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 		try {
 			return this.leases.onOwnConnection((jdbc) -> {
 				if (!claim(jdbc, key, owner, lease, again)) {
-					jdbc.update(this.sql.markWanted, key, owner);
+					markWanted(jdbc, key, owner);
 					return new WriteAttempt(false, null);
 				}
 				RowMapper<Lease> taken = (rs, i) -> new Lease(key, owner, rs.getLong("token"),
@@ -138,6 +139,19 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 			logger.debug("Attempt to write '" + key + "' did not acquire: " + ex.getMessage());
 			// whether the intent is this writer's is not known: the next attempt claims it again
 			return new WriteAttempt(true, null);
+		}
+	}
+
+	/**
+	 * Marks another owner's live intent on the key as wanted, for its writer's turn; a mark
+	 * is a hint, so one that fails is no failure of the attempt.
+	 */
+	private void markWanted(JdbcOperations jdbc, String key, String owner) {
+		try {
+			jdbc.update(this.sql.markWanted, key, owner);
+		}
+		catch (DataAccessException ex) {
+			logger.debug("Could not mark '" + key + "' as wanted: " + ex.getMessage());
 		}
 	}
 
@@ -222,18 +236,27 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 
 	@Override
 	public boolean handOver(Lease lease) {
+		// each statement runs once: a retry after the first committed must not read its row gone as lost
+		AtomicReference<@Nullable Boolean> held = new AtomicReference<>();
 		return this.leases.retryingContention(() -> this.leases.onOwnConnection((jdbc) -> {
-			boolean held = jdbc.update(this.sql.releaseHolder, lease.key(), lease.owner(), lease.token()) == 1;
+			if (held.get() == null) {
+				held.set(jdbc.update(this.sql.releaseHolder, lease.key(), lease.owner(), lease.token()) == 1);
+			}
 			jdbc.update(this.sql.expireIntent, lease.key(), lease.owner());
-			return held;
+			return Objects.requireNonNull(held.get());
 		}));
 	}
 
 	@Override
 	public boolean cede(Lease lease, Duration wantedWithin) {
+		// each statement runs once: a retry after the cede committed must not read its row gone as not ceded
+		AtomicReference<@Nullable Boolean> ceded = new AtomicReference<>();
 		return this.leases.retryingContention(() -> this.leases.onOwnConnection((jdbc) -> {
-			if (jdbc.update(this.sql.cedeWriter, lease.key(), lease.owner(), -SqlDialect.micros(wantedWithin), lease.key(),
-					lease.owner(), lease.token()) == 0) {
+			if (ceded.get() == null) {
+				ceded.set(jdbc.update(this.sql.cedeWriter, lease.key(), lease.owner(), -SqlDialect.micros(wantedWithin),
+						lease.key(), lease.owner(), lease.token()) == 1);
+			}
+			if (!Objects.requireNonNull(ceded.get())) {
 				return false;
 			}
 			jdbc.update(this.sql.deleteIntent, lease.key(), lease.owner());

@@ -95,8 +95,8 @@ final class ReadWriteStatements {
 	final String markWanted;
 
 	/**
-	 * Ends an owner's intent and leaves its row, with its wanted mark, for the next writer of
-	 * the key: key, owner.
+	 * Ends an owner's intent and leaves its row, with its wanted mark and no owner (an empty
+	 * one, which no writer has), for the next writer of the key: key, owner.
 	 */
 	final String expireIntent;
 
@@ -200,7 +200,8 @@ final class ReadWriteStatements {
 		this.deleteIntent = "DELETE FROM " + intents + " WHERE lock_key = ? AND owner = ?";
 		this.markWanted = "UPDATE " + intents + " SET wanted_at = " + now + " WHERE lock_key = ? AND owner <> ? AND expires_at > "
 				+ now;
-		this.expireIntent = "UPDATE " + intents + " SET expires_at = " + now + " WHERE lock_key = ? AND owner = ?";
+		// the owner is cleared too: a renewal of the writer that was sent before and lands after finds no intent of its
+		this.expireIntent = "UPDATE " + intents + " SET owner = '', expires_at = " + now + " WHERE lock_key = ? AND owner = ?";
 		this.cedeWriter = "DELETE FROM " + holders + " WHERE EXISTS (SELECT 1 FROM " + intents
 				+ " i WHERE i.lock_key = ? AND i.owner = ? AND i.wanted_at > " + dialect.plusMicros(now)
 				+ ") AND lock_key = ? AND owner = ? AND token = ?";

@@ -105,6 +105,25 @@ abstract class ReadWriteContractTests {
 	}
 
 	@Test
+	void anIntentHandedOverKeepsNoOwnerThatALateRenewalCouldExtend() {
+		ReadWriteLockRepository repository = this.leases.readWriteLocks().orElseThrow();
+		String intents = TestDatabase.TABLE + "_rw_intents";
+		WriteAttempt first = repository.tryWrite("handed", "writer-1", LEASE, false);
+		assertThat(first.lease()).isNotNull();
+		assertThat(repository.handOver(first.lease())).isTrue();
+		// a renewal of writer-1's intent sent before the hand-over and landing after it: it must find nothing
+		int revived = this.jdbc.update("UPDATE " + intents + " SET expires_at = ? WHERE lock_key = ? AND owner = ?",
+				java.sql.Timestamp.from(java.time.Instant.now().plusSeconds(3600)), "handed", "writer-1");
+		System.out.println("intents of the handing writer that a late renewal extended: " + revived);
+		assertThat(revived).isZero();
+		// the next writer claims the intent the hand-over left, and a later reader is kept out by it alone
+		WriteAttempt next = repository.tryWrite("handed", "writer-2", LEASE, false);
+		assertThat(next.lease()).isNotNull();
+		assertThat(repository.release(next.lease(), true)).isTrue();
+		assertThat(repository.tryRead("handed", "reader-1", LEASE)).isPresent();
+	}
+
+	@Test
 	void readersOfTwoNodesHoldAKeyTogether() throws Exception {
 		int readers = 6;
 		CountDownLatch allIn = new CountDownLatch(readers);
