@@ -21,8 +21,10 @@ import org.springframework.jdbc.core.JdbcOperations;
  * PostgreSQL 14 and later: one {@code INSERT ... ON CONFLICT DO UPDATE ... RETURNING} takes
  * a free key or an expired lease, or marks a held key as wanted. Time is
  * {@code clock_timestamp()}, not {@code CURRENT_TIMESTAMP}, which is frozen at the start of
- * a transaction; expiry is compared with the one value the statement read
- * ({@code EXCLUDED.acquired_at}), so that every column decides alike.
+ * a transaction; an acquiring statement counts its lease from
+ * {@code statement_timestamp()}, when the server received it, whatever it waited for after
+ * that, and compares expiry with that one value ({@code EXCLUDED.acquired_at}), so that
+ * every column decides alike.
  * <p>
  * The fencing token is drawn ({@code nextval}) in the statement's {@code SELECT} list, which
  * PostgreSQL evaluates before the {@code ON CONFLICT} arbiter decides who has the key; so
@@ -58,13 +60,23 @@ public class PostgreSqlDialect extends SqlDialect {
 				  acquired_at = CASE WHEN %4$s THEN EXCLUDED.acquired_at ELSE l.acquired_at END,
 				  expires_at = CASE WHEN %4$s THEN EXCLUDED.expires_at ELSE l.expires_at END,
 				  wanted_at = CASE WHEN %4$s THEN NULL ELSE EXCLUDED.acquired_at END
-				RETURNING owner, token, expires_at""".formatted(table(), now(), plusMicros(now()),
+				RETURNING owner, token, expires_at""".formatted(table(), statementTime(), plusMicros(statementTime()),
 				"l.expires_at <= EXCLUDED.acquired_at"));
 	}
 
 	@Override
 	public String now() {
 		return "clock_timestamp()";
+	}
+
+	/**
+	 * {@code statement_timestamp()}: {@code clock_timestamp()} is read when the expression is
+	 * evaluated, which for an acquiring statement is after its wait for the key's advisory
+	 * lock.
+	 */
+	@Override
+	public String statementTime() {
+		return "statement_timestamp()";
 	}
 
 	@Override

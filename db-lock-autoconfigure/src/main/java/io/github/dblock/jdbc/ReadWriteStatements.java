@@ -149,6 +149,8 @@ final class ReadWriteStatements {
 		this.holders = holders;
 		this.intents = intents;
 		String now = dialect.now();
+		// a new holder's lease counts from when the server received its statement, whatever the statement waited for
+		String start = dialect.statementTime();
 		boolean mysql = dialect.name().equals("mysql") || dialect.name().equals("mariadb");
 		boolean h2 = dialect.name().equals("h2");
 		// MySQL and MariaDB draw the token from AUTO_INCREMENT; the others from the lease tokens' sequence
@@ -163,7 +165,7 @@ final class ReadWriteStatements {
 		String liveIntent = "SELECT 1 FROM " + intents + " i WHERE i.lock_key = ? AND i.expires_at > " + now;
 		this.insertReader = "INSERT INTO " + holders + " (lock_key, owner" + tokenColumn
 				+ ", kind, acquired_at, expires_at) SELECT " + keyParameter + ", " + ownerParameter + tokenValue
-				+ ", 'R', " + now + ", " + dialect.plusMicros(now) + noTable + " WHERE " + drawOrdered + "NOT EXISTS (" + liveIntent + ")";
+				+ ", 'R', " + start + ", " + dialect.plusMicros(start) + noTable + " WHERE " + drawOrdered + "NOT EXISTS (" + liveIntent + ")";
 		this.checkReader = "SELECT r.token, r.expires_at, CASE WHEN EXISTS (" + liveIntent + ") OR EXISTS (SELECT 1 FROM "
 				+ holders + " w WHERE w.lock_key = ? AND w.kind = 'W' AND w.expires_at > " + now
 				+ ") THEN 1 ELSE 0 END AS blocked FROM " + holders + " r WHERE r.lock_key = ? AND r.owner = ?";
@@ -177,8 +179,8 @@ final class ReadWriteStatements {
 		// an anti-join, not NOT EXISTS: MySQL refuses a subquery on the table an INSERT writes (error 1093), but
 		// takes it in the FROM clause
 		this.insertWriter = "INSERT INTO " + holders + " (lock_key, owner" + tokenColumn
-				+ ", kind, acquired_at, expires_at) SELECT i.lock_key, i.owner" + tokenValue + ", 'W', " + now + ", "
-				+ dialect.plusMicros(now) + " FROM " + intents + " i LEFT JOIN " + holders
+				+ ", kind, acquired_at, expires_at) SELECT i.lock_key, i.owner" + tokenValue + ", 'W', " + start + ", "
+				+ dialect.plusMicros(start) + " FROM " + intents + " i LEFT JOIN " + holders
 				+ " h ON h.lock_key = i.lock_key AND h.expires_at > " + now + " WHERE " + drawOrdered
 				+ "i.lock_key = ? AND i.owner = ? AND i.expires_at > " + dialect.plusMicros(now)
 				+ " AND h.lock_key IS NULL";

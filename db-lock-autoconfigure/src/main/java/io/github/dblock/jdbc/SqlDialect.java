@@ -98,6 +98,18 @@ public abstract class SqlDialect {
 	public abstract String now();
 
 	/**
+	 * The SQL expression for the database's time when it received the statement, in the type
+	 * of the table's time columns: the start of the lease an acquiring statement writes, so
+	 * that a statement that waited in the server (for a lock, behind a stalled commit) after
+	 * its client gave up writes no lease that ends later than one lease after it was sent.
+	 * Here {@link #now()}, which is read once at a statement's start.
+	 * @return the expression
+	 */
+	public String statementTime() {
+		return now();
+	}
+
+	/**
 	 * The SQL expression for a time plus a bind parameter in microseconds.
 	 * @param time a time expression
 	 * @return the expression, with one {@code ?}

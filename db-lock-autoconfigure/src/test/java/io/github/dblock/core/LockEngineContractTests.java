@@ -994,6 +994,55 @@ abstract class LockEngineContractTests {
 	}
 
 	/**
+	 * An orphaned attempt that waited in the server past its clean-up's horizon (on
+	 * PostgreSQL, for the key's advisory lock, held here by an open transaction of the
+	 * test's that acquired the key) lands with the lease it asked for counted from when the
+	 * server received it: already expired, it blocks no one.
+	 */
+	@Test
+	void anOrphanThatLandsAfterItsHorizonIsAlreadyExpired() throws Exception {
+		assumeThat(database()).isEqualTo(TestDatabase.POSTGRESQL);
+		Duration lease = Duration.ofSeconds(4);
+		JdbcLockRepository impatient = new JdbcLockRepository(this.dataSource, this.jdbcRepository.dialect(),
+				Duration.ofMillis(500));
+		String landedOwner;
+		long blockedMillis = -1;
+		try (Connection holding = this.dataSource.getConnection()) {
+			holding.setAutoCommit(false);
+			JdbcTemplate inTransaction = new JdbcTemplate(
+					new org.springframework.jdbc.datasource.SingleConnectionDataSource(holding, true));
+			// the key's advisory lock (and its row), held by a transaction left open
+			assertThat(this.jdbcRepository.dialect().tryAcquire(inTransaction, "late", "test-holder", lease)).isPresent();
+			try (LockEngine stalled = new LockEngine(new CountingLockRepository(impatient), LockEngineSettings.of(BACKOFF))) {
+				LockRequest request = new LockRequest("late", Duration.ZERO, lease, false, Duration.ZERO);
+				assertThatExceptionOfType(DbLockException.class).isThrownBy(() -> stalled.acquire(request));
+				// past the orphan's horizon: its failure plus the lease it asked for
+				LockSupport.parkNanos(lease.plusSeconds(2).toNanos());
+				holding.rollback();
+				// the orphaned statement now runs to its end in the server and commits
+				await().atMost(Duration.ofSeconds(30)).until(() -> !this.jdbc
+					.queryForList("SELECT owner FROM db_lock WHERE lock_key = 'late'", String.class)
+					.isEmpty());
+				landedOwner = this.jdbc.queryForObject("SELECT owner FROM db_lock WHERE lock_key = 'late'", String.class);
+				long since = System.nanoTime();
+				LockRequest again = new LockRequest("late", Duration.ofMillis(200), lease, false, Duration.ZERO);
+				while (System.nanoTime() - since < lease.dividedBy(2).toNanos()) {
+					try (LockHandle handle = this.nodeB.acquire(again)) {
+						blockedMillis = (System.nanoTime() - since) / 1_000_000;
+						break;
+					}
+					catch (LockAcquisitionException ex) {
+						// asked again after the wait of 200 ms
+					}
+				}
+			}
+		}
+		System.out.println(database() + ": an orphan (" + landedOwner + ") landed past its horizon; the key was "
+				+ ((blockedMillis < 0) ? "still blocked " + lease.dividedBy(2).toMillis() + " ms later (lease " + lease.toMillis() + " ms)" : "free after " + blockedMillis + " ms"));
+		assertThat(blockedMillis).isNotNegative();
+	}
+
+	/**
 	 * Orphans are deleted in batches, and again after a delete found nothing: an attempt's
 	 * statement that lands after its first clean-up (here sent by the test once that has
 	 * run) is deleted long before its lease would end, on every database.
