@@ -8,6 +8,7 @@ import java.util.concurrent.Semaphore;
 
 import io.github.dblock.jdbc.Lease;
 import io.github.dblock.jdbc.LockRepository;
+import io.github.dblock.jdbc.StatementDeadline;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -84,7 +85,9 @@ final class GroupRelease {
 		if (batch.isEmpty()) {
 			return;
 		}
-		try {
+		// the batch holds other threads' releases: it has a statement timeout of its own, never what is left of this
+		// thread's acquisition
+		try (StatementDeadline own = StatementDeadline.open(System.nanoTime())) {
 			boolean held;
 			if (batch.size() == 1) {
 				held = this.repository.release(batch.get(0).lease, Duration.ZERO);

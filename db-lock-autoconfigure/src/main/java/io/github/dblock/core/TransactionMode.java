@@ -15,6 +15,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockHandle;
+import io.github.dblock.LockLostException;
 import io.github.dblock.jdbc.ConnectionLockRepository;
 import io.github.dblock.jdbc.TransactionRolledBackException;
 import org.apache.commons.logging.Log;
@@ -208,6 +209,22 @@ final class TransactionMode {
 		@Override
 		public void resume() {
 			TransactionSynchronizationManager.bindResource(this.mode, this.holds);
+		}
+
+		/**
+		 * A transaction the database rolled back during a lock statement goes on, on its
+		 * connection, as a new one without its earlier writes and locks: it never commits.
+		 */
+		@Override
+		public void beforeCommit(boolean readOnly) {
+			if (this.holds.rolledBack) {
+				Instant at = this.holds.rolledBackAt;
+				throw new LockLostException(String.join(", ", this.holds.byKey.keySet()),
+						(at != null) ? at : Instant.now(), null,
+						"the database rolled back its transaction while it locked in the transaction mode: what it "
+								+ "wrote before is gone and what it wrote after would commit without its locks; the "
+								+ "transaction is rolled back");
+			}
 		}
 
 		@Override

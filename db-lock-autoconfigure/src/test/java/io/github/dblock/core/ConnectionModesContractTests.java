@@ -205,6 +205,8 @@ abstract class ConnectionModesContractTests {
 		AtomicInteger unclearFailure = new AtomicInteger();
 		AtomicInteger victims = new AtomicInteger();
 		AtomicInteger rolledBack = new AtomicInteger();
+		AtomicInteger commitRefused = new AtomicInteger();
+		AtomicInteger committedWithoutItsLocks = new AtomicInteger();
 		for (int round = 0; round < rounds; round++) {
 			this.jdbc.update("DELETE FROM db_lock_test_mode_counter WHERE id IN (21, 22)");
 			this.jdbc.update("INSERT INTO db_lock_test_mode_counter (id, counter_value, fence) VALUES (21, 0, 0)");
@@ -213,6 +215,7 @@ abstract class ConnectionModesContractTests {
 			String prefix = "deadlock-" + round + "-";
 			Concurrently.run(2, (thread) -> {
 				LockEngine node = (thread == 0) ? this.nodeA : this.nodeB;
+				try {
 				this.transactions.executeWithoutResult((status) -> {
 					LockHandle first = node.acquire(request(DbLockMode.TRANSACTION, prefix + thread, Duration.ZERO));
 					this.jdbc.update("UPDATE db_lock_test_mode_counter SET counter_value = 1 WHERE id = ?", 21 + thread);
@@ -249,6 +252,10 @@ abstract class ConnectionModesContractTests {
 							catch (DbLockException refused) {
 								// refused: the transaction is gone
 							}
+							// a caller that goes on: what it writes now must never commit without its locks
+							this.jdbc.update("UPDATE db_lock_test_mode_counter SET counter_value = 2 WHERE id = ?",
+									21 + thread);
+							return;
 						}
 						else if (!first.isHeld()) {
 							handleSaysLostButIntact.incrementAndGet();
@@ -256,13 +263,26 @@ abstract class ConnectionModesContractTests {
 					}
 					status.setRollbackOnly();
 				});
+				}
+				catch (io.github.dblock.LockLostException ex) {
+					commitRefused.incrementAndGet();
+				}
 			});
+			for (int id = 21; id <= 22; id++) {
+				if (this.jdbc.queryForObject("SELECT counter_value FROM db_lock_test_mode_counter WHERE id = ?", Long.class,
+						id) == 2) {
+					committedWithoutItsLocks.incrementAndGet();
+				}
+			}
 		}
 		System.out.println(getClass().getSimpleName() + " deadlocks: rounds=" + rounds + " victims=" + victims
 				+ " rolledBackByTheDatabase=" + rolledBack + " handleSaysHeldButRolledBack=" + handleSaysHeldButRolledBack
 				+ " handleSaysLostButIntact=" + handleSaysLostButIntact + " lockedInsideRolledBack="
-				+ lockedInsideRolledBack + " unclearFailure=" + unclearFailure);
+				+ lockedInsideRolledBack + " unclearFailure=" + unclearFailure + " commitRefused=" + commitRefused
+				+ " committedWithoutItsLocks=" + committedWithoutItsLocks);
 		assertThat(victims).hasValue(rounds);
+		assertThat(committedWithoutItsLocks).hasValue(0);
+		assertThat(commitRefused).hasValue(rolledBack.get());
 		assertThat(handleSaysHeldButRolledBack).hasValue(0);
 		assertThat(handleSaysLostButIntact).hasValue(0);
 		assertThat(lockedInsideRolledBack).hasValue(0);
