@@ -411,7 +411,7 @@ public class DbLockTemplate {
 			closeAfterFailure(handle, ex);
 			throw new UndeclaredThrowableException(ex);
 		}
-		return checkNotLost(close(handle, result), result);
+		return release(handle, result);
 	}
 
 	/**
@@ -431,6 +431,36 @@ public class DbLockTemplate {
 			throw ex.withResult(result);
 		}
 		return handle;
+	}
+
+	/**
+	 * Releases a handle after the work under it returned, and applies the lost-lease policy
+	 * ({@link #checkNotLost}). A lease that was lost is reported as such even when its
+	 * release could not be confirmed too (a stalled database does both): the
+	 * {@link LockLostException}, with the {@link LockReleaseException} added as suppressed.
+	 * @param <T> the result type
+	 * @param handle the handle
+	 * @param result what the work returned
+	 * @return the result
+	 * @throws LockLostException per the lost-lease policy
+	 * @throws LockReleaseException if the release could not be confirmed, carrying the
+	 * result
+	 */
+	public <T> @Nullable T release(LockHandle handle, @Nullable T result) {
+		try {
+			close(handle, result);
+		}
+		catch (LockReleaseException ex) {
+			try {
+				checkNotLost(handle, result);
+			}
+			catch (LockLostException lost) {
+				lost.addSuppressed(ex);
+				throw lost;
+			}
+			throw ex;
+		}
+		return checkNotLost(handle, result);
 	}
 
 	/**

@@ -84,7 +84,7 @@ final class DbLockInterceptor implements MethodInterceptor {
 			DbLockTemplate.closeAfterFailure(handle, ex);
 			throw ex;
 		}
-		return template.checkNotLost(DbLockTemplate.close(handle, result), result);
+		return template.release(handle, result);
 	}
 
 	private @Nullable Object notAcquired(DbLockOperation operation, MethodInvocation invocation,

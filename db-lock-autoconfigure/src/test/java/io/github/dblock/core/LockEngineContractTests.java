@@ -18,6 +18,7 @@ import java.util.concurrent.locks.LockSupport;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.DbLock;
+import io.github.dblock.DbLockContext;
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.DbLockTemplate;
@@ -846,6 +847,42 @@ abstract class LockEngineContractTests {
 	 * {@code @DbLock} method throw it with the action's result, or add it to the action's
 	 * own exception.
 	 */
+	/**
+	 * A stalled database both ends a lease and fails its release: the caller hears of the
+	 * loss (its policy), with the release's failure beside it, never the release alone.
+	 */
+	@Test
+	void aLeaseLostWhoseReleaseFailsIsReportedAsLost() {
+		DbLockTemplate template = new DbLockTemplate(this.nodeA, "", Duration.ZERO, LEASE);
+		int reportedAsReleaseOnly = 0;
+		int rounds = 3;
+		for (int i = 0; i < rounds; i++) {
+			String key = "lost-and-unreleased-" + i;
+			try {
+				template.execute(key, Duration.ZERO, Duration.ofMillis(300), () -> {
+					LockHandle held = DbLockContext.current().orElseThrow();
+					// the fixed lease runs out on the local clock while the work goes on
+					await().atMost(Duration.ofSeconds(30)).until(() -> !held.isHeld());
+					this.repositoryA.failReleases();
+					return "late";
+				});
+			}
+			catch (io.github.dblock.LockLostException ex) {
+				assertThat(ex.getSuppressed()).hasSize(1);
+				assertThat(ex.getSuppressed()[0]).isInstanceOf(LockReleaseException.class);
+			}
+			catch (LockReleaseException ex) {
+				reportedAsReleaseOnly++;
+			}
+			finally {
+				this.repositoryA.healReleases();
+			}
+		}
+		System.out.println(database() + ": leases lost whose release failed, reported as a release failure alone: "
+				+ reportedAsReleaseOnly + " of " + rounds);
+		assertThat(reportedAsReleaseOnly).isZero();
+	}
+
 	@Test
 	void aReleaseThatFailsIsReportedToItsCaller() {
 		int rounds = 10;
