@@ -305,9 +305,22 @@ final class ReadWriteMode implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * Withdraws orphans one by one (the repository has no batched withdrawal); one that
+	 * fails is tried again in a later round and keeps no other from its turn.
+	 */
 	private int withdrawAll(Map<String, String> keysByOwner) {
-		keysByOwner.forEach((owner, key) -> this.repository.withdraw(key, owner));
-		return 0;
+		int deleted = 0;
+		for (Map.Entry<String, String> orphan : keysByOwner.entrySet()) {
+			try {
+				deleted += this.repository.withdraw(orphan.getValue(), orphan.getKey());
+			}
+			catch (RuntimeException ex) {
+				logger.debug("Could not withdraw the attempt of " + orphan.getKey() + " at '" + orphan.getValue()
+						+ "' yet: " + ex.getMessage());
+			}
+		}
+		return deleted;
 	}
 
 	/** Releases a hold whose count came to zero, after the current transaction if there is one. */

@@ -207,10 +207,10 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 	}
 
 	@Override
-	public void withdraw(String key, String owner) {
-		this.leases.retryingContention(() -> this.leases.onOwnConnection((jdbc) -> {
+	public int withdraw(String key, String owner) {
+		return this.leases.retryingContention(() -> this.leases.onOwnConnection((jdbc) -> {
 			jdbc.update(this.sql.deleteIntent, key, owner);
-			// a writer's row whose insert committed although its reply was lost
+			// a holder's row whose insert committed although its reply was lost
 			return jdbc.update(this.sql.deleteHolder, key, owner);
 		}));
 	}

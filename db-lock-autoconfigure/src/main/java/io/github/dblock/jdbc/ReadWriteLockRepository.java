@@ -53,8 +53,10 @@ public interface ReadWriteLockRepository {
 	 * a holder row whose insert may have committed although the attempt failed.
 	 * @param key the stored lock key
 	 * @param owner the acquisition's owner id
+	 * @return how many holder rows it deleted (an intent found says nothing of whether the
+	 * attempt's holder row may still land)
 	 */
-	void withdraw(String key, String owner);
+	int withdraw(String key, String owner);
 
 	/**
 	 * Ends a holder's lease if its owner still holds it with its token; a writer's intent goes

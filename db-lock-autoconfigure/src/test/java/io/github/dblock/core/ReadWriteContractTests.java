@@ -596,8 +596,8 @@ abstract class ReadWriteContractTests {
 				}
 
 				@Override
-				public void withdraw(String key, String owner) {
-					delegate.withdraw(key, owner);
+				public int withdraw(String key, String owner) {
+					return delegate.withdraw(key, owner);
 				}
 
 				@Override
