@@ -79,6 +79,9 @@ public class JdbcLockRepository implements LockRepository {
 
 	private final SqlDialect dialect;
 
+	/** Whether maintenance transactions run at READ COMMITTED; off once the server refused it. */
+	private volatile boolean readCommittedMaintenance = true;
+
 	private final int networkTimeoutMillis;
 
 	private final int queryTimeoutSeconds;
@@ -278,11 +281,33 @@ public class JdbcLockRepository implements LockRepository {
 	<T> T inOwnTransaction(Function<JdbcOperations, T> statements) {
 		List<TransactionSynchronization> setAside = setAsideSynchronizations();
 		try {
-			Connection connection = ownConnection();
+			boolean readCommitted = this.readCommittedMaintenance;
+			try {
+				return inOwnTransaction(statements, readCommitted);
+			}
+			catch (RuntimeException ex) {
+				if (!readCommitted || !isStatementBinlogRefusal(ex)) {
+					throw ex;
+				}
+				// a statement-based binary log refuses InnoDB's writes at READ COMMITTED: the connection's own then
+				this.readCommittedMaintenance = false;
+				logger.info("Lock maintenance runs at the connection's own isolation: the server's statement-based "
+						+ "binary log refuses writes at READ COMMITTED (" + ex.getMessage() + ")");
+				return inOwnTransaction(statements, false);
+			}
+		}
+		finally {
+			restoreSynchronizations(setAside);
+		}
+	}
+
+	private <T> T inOwnTransaction(Function<JdbcOperations, T> statements, boolean readCommitted) {
+		try (Connection connection = ownConnection()) {
 			boolean autoCommit = connection.getAutoCommit();
 			int isolation = connection.getTransactionIsolation();
+			boolean changeIsolation = readCommitted && isolation != Connection.TRANSACTION_READ_COMMITTED;
 			try {
-				if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
+				if (changeIsolation) {
 					// no gap or next-key locks: a maintenance step locks the rows it changes and no more
 					connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
 				}
@@ -301,18 +326,24 @@ public class JdbcLockRepository implements LockRepository {
 				if (autoCommit) {
 					connection.setAutoCommit(true);
 				}
-				if (isolation != Connection.TRANSACTION_READ_COMMITTED) {
+				if (changeIsolation) {
 					connection.setTransactionIsolation(isolation);
 				}
-				connection.close();
 			}
 		}
 		catch (SQLException ex) {
 			throw translate("Lock maintenance transaction on a connection of its own", ex);
 		}
-		finally {
-			restoreSynchronizations(setAside);
+	}
+
+	/** MySQL's and MariaDB's 1665: a statement-based binary log and READ COMMITTED. */
+	private static boolean isStatementBinlogRefusal(Throwable failure) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof SQLException sql && sql.getErrorCode() == 1665) {
+				return true;
+			}
 		}
+		return false;
 	}
 
 	private <T> T onConnection(Connection connection, Function<JdbcOperations, T> statements) throws SQLException {
