@@ -95,6 +95,15 @@ final class DbLockLock implements Lock {
 		return true;
 	}
 
+	/**
+	 * Releases the lock this thread took last through this object.
+	 * @throws IllegalMonitorStateException if the thread does not hold it
+	 * @throws LockLostException if its lease was lost while held (per the lost-lease
+	 * policy)
+	 * @throws LockReleaseException if its release could not be confirmed: the key may stay
+	 * taken until its lease ends. Thrown from a {@code finally} block, like any exception
+	 * there, it takes the place of what the guarded code threw; catch it there to keep that
+	 */
 	@Override
 	public void unlock() {
 		Map<String, ArrayDeque<LockHandle>> byKey = this.handles.get();
@@ -110,8 +119,7 @@ final class DbLockLock implements Lock {
 				this.handles.remove();
 			}
 		}
-		handle.close();
-		this.template.checkNotLost(handle, null);
+		this.template.release(handle, null);
 	}
 
 	@Override
