@@ -171,13 +171,13 @@ abstract class FairProcessesContractTests {
 	}
 
 	/**
-	 * Two processes of four threads each on one hot key, for a few seconds, in the fair mode
-	 * and, for comparison, in the lease mode: no holder ever acts after a newer one, and in
-	 * the fair mode both processes get turns. Each process's share, the utilisation (the
+	 * Two processes of four threads each on one hot key, for a few seconds, in the fair, lease
+	 * and named modes: no holder ever acts after a newer one, each process gets at least 30%
+	 * of the holds, and no wait runs out. Each process's share, the utilisation (the
 	 * time the key was held over the run) and the longest wait are printed.
 	 */
 	@ParameterizedTest
-	@EnumSource(value = DbLockMode.class, names = { "FAIR", "LEASE" })
+	@EnumSource(value = DbLockMode.class, names = { "FAIR", "LEASE", "NAMED" })
 	void twoProcessesShareAHotKey(DbLockMode mode) throws Exception {
 		long durationMillis = 3000;
 		try (HikariDataSource dataSource = database().dataSource(2)) {
@@ -208,9 +208,10 @@ abstract class FairProcessesContractTests {
 					+ "(%.0f/s), utilisation %.0f%%,%s", database(), mode, THREADS, durationMillis, total,
 					total * 1000.0 / durationMillis, 100.0 * held / TimeUnit.MILLISECONDS.toNanos(durationMillis),
 					shares));
-			if (mode == DbLockMode.FAIR) {
-				assertThat(acquired).allMatch((count) -> count > 0);
-			}
+			// no node starves another, in every mode that queues locally: each gets a fair part, and no wait runs out
+			long least = total * 3 / 10;
+			assertThat(acquired).allMatch((count) -> count >= least);
+			assertThat(nodes).allMatch((node) -> "0".equals(node.get("timeouts")));
 		}
 	}
 
