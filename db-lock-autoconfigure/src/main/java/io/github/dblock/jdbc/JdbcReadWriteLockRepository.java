@@ -122,6 +122,17 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 						.map((inserted) -> new Lease(key, owner, drawToken(jdbc, key, owner), inserted.expiresAt())))
 						.orElse(null));
 				}
+				Object[] lockKey = this.sql.lockKeyParameters(key);
+				if (insertWriterReturning != null && lockKey != null) {
+					// PostgreSQL: the key's lock first, then the insert, whose snapshot is taken after it; else a
+					// reader's row committed while the insert waited for the lock would be missed by it, though
+					// that reader drew a smaller token (and holds once its check runs after this writer's release)
+					return new WriteAttempt(true, H2Dialect.inOneTransaction(jdbc, (con) -> {
+						jdbc.query(this.sql.lockKeySql, (rs) -> {
+						}, lockKey);
+						return jdbc.query(insertWriterReturning, taken, parameters).stream().findFirst();
+					}).orElse(null));
+				}
 				if (insertWriterReturning != null) {
 					return new WriteAttempt(true,
 							jdbc.query(insertWriterReturning, taken, parameters).stream().findFirst().orElse(null));

@@ -72,6 +72,13 @@ final class ReadWriteStatements {
 	private final @Nullable PostgreSqlDialect postgres;
 
 	/**
+	 * PostgreSQL: takes the key's advisory lock for the rest of the transaction, before a
+	 * writer's insert, so that the insert's snapshot, taken when it starts, holds every
+	 * reader's row committed by an insert that drew its token before: the class, the id.
+	 */
+	final String lockKeySql = "SELECT pg_advisory_xact_lock(?, ?)";
+
+	/**
 	 * Deletes a writer's row and its intent in one statement, where the database can (see
 	 * {@link #releaseWriterParameters}): a data-modifying {@code WITH} on PostgreSQL, a
 	 * multi-table delete on MySQL and MariaDB (which deletes nothing if the writer's row is
@@ -219,6 +226,15 @@ final class ReadWriteStatements {
 	 * The parameters of {@link #insertReader}: key, owner, lease, (on PostgreSQL) the key's
 	 * advisory lock, key.
 	 */
+	/**
+	 * The parameters of {@link #lockKeySql}, or {@code null} where there is none.
+	 * @param key the key
+	 * @return the advisory lock's class and id on PostgreSQL
+	 */
+	Object @Nullable [] lockKeyParameters(String key) {
+		return (this.postgres != null) ? this.postgres.tokenLock(this.holders, key) : null;
+	}
+
 	Object[] insertReaderParameters(String key, String owner, long leaseMicros) {
 		if (this.postgres == null) {
 			return new Object[] { key, owner, leaseMicros, key };

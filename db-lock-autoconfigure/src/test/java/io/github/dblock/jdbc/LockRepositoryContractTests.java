@@ -475,6 +475,53 @@ abstract class LockRepositoryContractTests {
 	 * writer of another owner announces itself, acquires and releases the key: if the reader
 	 * holds, it holds with a larger token than the writer's.
 	 */
+	/**
+	 * PostgreSQL: a writer's insert that waited for the key's advisory lock while a reader's
+	 * row committed (here the test's own transaction holds the lock, writes a reader's row and
+	 * commits) sees that row: the writer is refused. Before, the insert's snapshot, taken
+	 * before its wait, missed the row; the writer held with a larger token, and the reader,
+	 * whose check came after the writer's release, then held with a smaller one.
+	 */
+	@Test
+	void aWriterWhoseInsertWaitedForTheKeySeesAReaderRowCommittedMeanwhile() throws Exception {
+		assumeThat(database()).isEqualTo(TestDatabase.POSTGRESQL);
+		String key = "rw-snapshot";
+		ReadWriteLockRepository readWrite = new JdbcReadWriteLockRepository(this.repository);
+		Object[] lock = ((PostgreSqlDialect) this.dialect).tokenLock(TestDatabase.TABLE + "_rw", key);
+		ExecutorService threads = Executors.newSingleThreadExecutor();
+		Optional<Lease> writer;
+		try (java.sql.Connection holding = this.dataSource.getConnection()) {
+			holding.setAutoCommit(false);
+			try (java.sql.PreparedStatement take = holding.prepareStatement("SELECT pg_advisory_xact_lock(?, ?)")) {
+				take.setObject(1, lock[0]);
+				take.setObject(2, lock[1]);
+				take.executeQuery().close();
+			}
+			// the writer announces itself and sends its insert, which waits for the key's lock
+			Future<Optional<Lease>> attempt = threads.submit(() -> Optional
+				.ofNullable(readWrite.tryWrite(key, "writer-1", LONG_LEASE, false).lease()));
+			await().atMost(Duration.ofSeconds(30)).until(() -> this.jdbc.queryForObject(
+					"SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted", Integer.class) > 0);
+			// a reader's row, drawn and committed while the writer's insert waits
+			try (java.sql.PreparedStatement reader = holding.prepareStatement("INSERT INTO " + TestDatabase.TABLE
+					+ "_rw (lock_key, owner, token, kind, acquired_at, expires_at) VALUES (?, 'reader-1', nextval('"
+					+ TestDatabase.TABLE + "_token_seq'), 'R', clock_timestamp(), clock_timestamp() + INTERVAL '1 minute')")) {
+				reader.setString(1, key);
+				reader.executeUpdate();
+			}
+			holding.commit();
+			writer = attempt.get(30, TimeUnit.SECONDS);
+		}
+		finally {
+			threads.shutdownNow();
+			this.jdbc.update("DELETE FROM " + TestDatabase.TABLE + "_rw WHERE lock_key = ?", key);
+			this.jdbc.update("DELETE FROM " + TestDatabase.TABLE + "_rw_intents WHERE lock_key = ?", key);
+		}
+		System.out.println(database() + ": a writer whose insert waited while a reader's row committed "
+				+ (writer.isPresent() ? "held the key beside it (token " + writer.get().token() + ")" : "was refused"));
+		assertThat(writer).isEmpty();
+	}
+
 	@Test
 	void aReaderStalledBeforeItsInsertGetsALargerTokenThanEveryEarlierWriter() throws Exception {
 		// InnoDB draws AUTO_INCREMENT after the BEFORE triggers: no trigger stalls it between its draw and its insert
