@@ -223,10 +223,6 @@ final class ReadWriteStatements {
 	}
 
 	/**
-	 * The parameters of {@link #insertReader}: key, owner, lease, (on PostgreSQL) the key's
-	 * advisory lock, key.
-	 */
-	/**
 	 * The parameters of {@link #lockKeySql}, or {@code null} where there is none.
 	 * @param key the key
 	 * @return the advisory lock's class and id on PostgreSQL
@@ -235,6 +231,10 @@ final class ReadWriteStatements {
 		return (this.postgres != null) ? this.postgres.tokenLock(this.holders, key) : null;
 	}
 
+	/**
+	 * The parameters of {@link #insertReader}: key, owner, lease, (on PostgreSQL) the key's
+	 * advisory lock, key.
+	 */
 	Object[] insertReaderParameters(String key, String owner, long leaseMicros) {
 		if (this.postgres == null) {
 			return new Object[] { key, owner, leaseMicros, key };
