@@ -1,8 +1,9 @@
 package io.github.dblock;
 
+import io.github.dblock.support.DbLockTemplate;
 import java.util.Optional;
 
-import io.github.dblock.core.HeldLocks;
+import io.github.dblock.engine.HeldLocks;
 
 /**
  * The lock the current thread holds, for code inside a {@code @DbLock} method (or a

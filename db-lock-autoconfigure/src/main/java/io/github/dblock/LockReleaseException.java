@@ -1,5 +1,6 @@
 package io.github.dblock;
 
+import io.github.dblock.support.DbLockTemplate;
 import java.time.Instant;
 
 import org.jspecify.annotations.Nullable;

@@ -4,4 +4,5 @@
 @NullMarked
 package io.github.dblock;
 
+import io.github.dblock.support.DbLockTemplate;
 import org.jspecify.annotations.NullMarked;

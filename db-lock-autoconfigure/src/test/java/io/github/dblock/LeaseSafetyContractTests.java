@@ -1,5 +1,6 @@
 package io.github.dblock;
 
+import io.github.dblock.support.DbLockTemplate;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,9 +13,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.github.dblock.core.Backoff;
-import io.github.dblock.core.LockEngine;
-import io.github.dblock.core.LockReaper;
+import io.github.dblock.engine.Backoff;
+import io.github.dblock.engine.LockEngine;
+import io.github.dblock.engine.LockReaper;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.jdbc.Lease;
 import io.github.dblock.testsupport.CountingLockRepository;
@@ -73,8 +74,8 @@ abstract class LeaseSafetyContractTests {
 		this.jdbcRepository = new JdbcLockRepository(this.dataSource, database().dialect(this.dataSource));
 		this.repositoryA = new CountingLockRepository(this.jdbcRepository);
 		Backoff backoff = new Backoff(Duration.ofMillis(2), Duration.ofMillis(20));
-		this.engineA = new LockEngine(this.repositoryA, io.github.dblock.core.LockEngineSettings.of(backoff));
-		this.engineB = new LockEngine(this.jdbcRepository, io.github.dblock.core.LockEngineSettings.of(backoff));
+		this.engineA = new LockEngine(this.repositoryA, io.github.dblock.engine.LockEngineSettings.of(backoff));
+		this.engineB = new LockEngine(this.jdbcRepository, io.github.dblock.engine.LockEngineSettings.of(backoff));
 		this.nodeA = new DbLockTemplate(this.engineA, "", LONG_WAIT, LEASE);
 		this.nodeB = new DbLockTemplate(this.engineB, "", LONG_WAIT, LEASE);
 	}

@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
-import io.github.dblock.core.LockEngine;
+import io.github.dblock.engine.LockEngine;
 import io.github.dblock.jdbc.Lease;
 import io.github.dblock.jdbc.LockRepository;
 import io.github.dblock.jdbc.LockRow;

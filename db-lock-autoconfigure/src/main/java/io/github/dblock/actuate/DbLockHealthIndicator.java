@@ -3,7 +3,7 @@ package io.github.dblock.actuate;
 import java.time.Duration;
 import java.time.Instant;
 
-import io.github.dblock.core.LockEngine;
+import io.github.dblock.engine.LockEngine;
 import io.github.dblock.jdbc.LockRepository;
 import io.github.dblock.jdbc.SqlDialect;
 import org.jspecify.annotations.Nullable;

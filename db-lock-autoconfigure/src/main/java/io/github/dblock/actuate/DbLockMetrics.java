@@ -8,8 +8,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import io.github.dblock.DbLockMode;
-import io.github.dblock.core.LockEngine;
-import io.github.dblock.core.LockListener;
+import io.github.dblock.engine.LockEngine;
+import io.github.dblock.engine.LockListener;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;

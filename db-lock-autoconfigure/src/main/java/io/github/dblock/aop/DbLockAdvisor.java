@@ -3,7 +3,7 @@ package io.github.dblock.aop;
 import java.lang.reflect.Method;
 import java.util.function.Supplier;
 
-import io.github.dblock.DbLockTemplate;
+import io.github.dblock.support.DbLockTemplate;
 import org.aopalliance.aop.Advice;
 
 import org.springframework.aop.Pointcut;

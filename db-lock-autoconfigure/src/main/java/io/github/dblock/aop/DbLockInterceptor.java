@@ -8,7 +8,7 @@ import java.util.function.Supplier;
 
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
-import io.github.dblock.DbLockTemplate;
+import io.github.dblock.support.DbLockTemplate;
 import io.github.dblock.FailurePolicy;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;

@@ -5,15 +5,15 @@ import java.util.Arrays;
 
 import javax.sql.DataSource;
 
-import io.github.dblock.DbLockTemplate;
+import io.github.dblock.support.DbLockTemplate;
 import io.github.dblock.aop.DbLockAdvisor;
-import io.github.dblock.core.Backoff;
-import io.github.dblock.core.DbLockObservationConvention;
-import io.github.dblock.core.LockEngine;
-import io.github.dblock.core.LockEngineSettings;
-import io.github.dblock.core.LockHistory;
-import io.github.dblock.core.LockReaper;
-import io.github.dblock.core.LockRecovery;
+import io.github.dblock.engine.Backoff;
+import io.github.dblock.engine.DbLockObservationConvention;
+import io.github.dblock.engine.LockEngine;
+import io.github.dblock.engine.LockEngineSettings;
+import io.github.dblock.engine.LockHistory;
+import io.github.dblock.engine.LockReaper;
+import io.github.dblock.engine.LockRecovery;
 import io.github.dblock.jdbc.ConnectionLockRepository;
 import io.github.dblock.jdbc.JdbcConnectionLockRepository;
 import io.github.dblock.jdbc.JdbcLockHistoryRepository;

@@ -9,7 +9,7 @@ import java.util.function.Predicate;
 import javax.sql.DataSource;
 
 import io.github.dblock.DbLock;
-import io.github.dblock.core.LockEngine;
+import io.github.dblock.engine.LockEngine;
 
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;

@@ -6,7 +6,7 @@ import java.util.function.Function;
 
 import io.github.dblock.DbLockMode;
 import io.github.dblock.aop.DbLockAdvisor;
-import io.github.dblock.core.LockEngine;
+import io.github.dblock.engine.LockEngine;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 

@@ -4,7 +4,7 @@ import java.time.Instant;
 
 import io.github.dblock.LockHandle;
 import io.github.dblock.LockLostException;
-import io.github.dblock.core.HeldLocks;
+import io.github.dblock.engine.HeldLocks;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.transaction.TransactionExecution;

@@ -2,7 +2,7 @@ package io.github.dblock.autoconfigure;
 
 import java.time.Duration;
 
-import io.github.dblock.core.LockEngine;
+import io.github.dblock.engine.LockEngine;
 
 import org.springframework.context.SmartLifecycle;
 

@@ -14,7 +14,7 @@ import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
 
-import io.github.dblock.DbLockTemplate;
+import io.github.dblock.support.DbLockTemplate;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
 import io.github.dblock.testsupport.Concurrently;

@@ -10,12 +10,12 @@ import javax.sql.DataSource;
 import io.github.dblock.DbLock;
 import io.github.dblock.DbLockContext;
 import io.github.dblock.DbLockException;
-import io.github.dblock.DbLockTemplate;
+import io.github.dblock.support.DbLockTemplate;
 import io.github.dblock.LockHandle;
 import io.github.dblock.aop.DbLockAdvisor;
-import io.github.dblock.core.LockEngine;
-import io.github.dblock.core.LockHistory;
-import io.github.dblock.core.LockRecovery;
+import io.github.dblock.engine.LockEngine;
+import io.github.dblock.engine.LockHistory;
+import io.github.dblock.engine.LockRecovery;
 import io.github.dblock.jdbc.H2Dialect;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.jdbc.LockHistoryRepository;
@@ -548,8 +548,8 @@ class DbLockAutoConfigurationTests {
 		final LockRepository repository = new NoLockRepository();
 
 		final DbLockTemplate template = new DbLockTemplate(
-				new LockEngine(this.repository, io.github.dblock.core.LockEngineSettings
-					.of(new io.github.dblock.core.Backoff(Duration.ofMillis(1), Duration.ofMillis(2)))),
+				new LockEngine(this.repository, io.github.dblock.engine.LockEngineSettings
+					.of(new io.github.dblock.engine.Backoff(Duration.ofMillis(1), Duration.ofMillis(2)))),
 				"", Duration.ZERO, Duration.ofSeconds(1));
 
 		@Bean

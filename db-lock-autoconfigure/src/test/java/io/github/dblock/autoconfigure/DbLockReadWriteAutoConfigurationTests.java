@@ -11,7 +11,7 @@ import io.github.dblock.DbLock;
 import io.github.dblock.DbLockContext;
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
-import io.github.dblock.DbLockTemplate;
+import io.github.dblock.support.DbLockTemplate;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
 import io.github.dblock.LockUpgradeException;

@@ -7,10 +7,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.LockHandle;
-import io.github.dblock.core.Backoff;
-import io.github.dblock.core.LockEngine;
-import io.github.dblock.core.LockEngineSettings;
-import io.github.dblock.core.LockRequest;
+import io.github.dblock.engine.Backoff;
+import io.github.dblock.engine.LockEngine;
+import io.github.dblock.engine.LockEngineSettings;
+import io.github.dblock.LockRequest;
 import io.github.dblock.testsupport.TestDatabase;
 import org.junit.jupiter.api.Test;
 

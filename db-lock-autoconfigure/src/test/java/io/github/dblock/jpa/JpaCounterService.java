@@ -4,7 +4,7 @@ import java.util.concurrent.Callable;
 
 import io.github.dblock.DbLock;
 import io.github.dblock.DbLockMode;
-import io.github.dblock.DbLockTemplate;
+import io.github.dblock.support.DbLockTemplate;
 
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;

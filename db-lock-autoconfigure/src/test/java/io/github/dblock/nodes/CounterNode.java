@@ -4,8 +4,8 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.github.dblock.DbLockTemplate;
-import io.github.dblock.core.LockEngine;
+import io.github.dblock.support.DbLockTemplate;
+import io.github.dblock.engine.LockEngine;
 import io.github.dblock.testsupport.Concurrently;
 
 import org.springframework.jdbc.core.JdbcTemplate;

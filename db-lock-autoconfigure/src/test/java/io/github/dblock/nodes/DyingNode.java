@@ -3,8 +3,8 @@ package io.github.dblock.nodes;
 import java.time.Duration;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.github.dblock.DbLockTemplate;
-import io.github.dblock.core.LockEngine;
+import io.github.dblock.support.DbLockTemplate;
+import io.github.dblock.engine.LockEngine;
 
 /**
  * A node that takes a key, releases it, and dies at once, with no shutdown of anything:

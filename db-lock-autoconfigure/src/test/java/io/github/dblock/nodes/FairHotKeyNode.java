@@ -10,8 +10,8 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
-import io.github.dblock.core.LockEngine;
-import io.github.dblock.core.LockRequest;
+import io.github.dblock.engine.LockEngine;
+import io.github.dblock.LockRequest;
 import io.github.dblock.testsupport.Concurrently;
 
 import org.springframework.jdbc.core.JdbcTemplate;

@@ -4,10 +4,10 @@ import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.github.dblock.DbLockTemplate;
+import io.github.dblock.support.DbLockTemplate;
 import io.github.dblock.LockHandle;
-import io.github.dblock.core.LockEngine;
-import io.github.dblock.core.LockHistory;
+import io.github.dblock.engine.LockEngine;
+import io.github.dblock.engine.LockHistory;
 import io.github.dblock.jdbc.JdbcLockHistoryRepository;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.jdbc.SqlDialects;

@@ -8,11 +8,11 @@ import java.util.concurrent.locks.LockSupport;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.DbLockMode;
-import io.github.dblock.DbLockTemplate;
+import io.github.dblock.support.DbLockTemplate;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
-import io.github.dblock.core.LockEngine;
-import io.github.dblock.core.LockListener;
+import io.github.dblock.engine.LockEngine;
+import io.github.dblock.engine.LockListener;
 import io.github.dblock.testsupport.Concurrently;
 import io.github.dblock.testsupport.CountingLockRepository;
 

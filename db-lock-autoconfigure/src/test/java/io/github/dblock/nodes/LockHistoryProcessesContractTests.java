@@ -7,10 +7,10 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.github.dblock.core.Backoff;
-import io.github.dblock.core.LockEngine;
-import io.github.dblock.core.LockEngineSettings;
-import io.github.dblock.core.LockRecovery;
+import io.github.dblock.engine.Backoff;
+import io.github.dblock.engine.LockEngine;
+import io.github.dblock.engine.LockEngineSettings;
+import io.github.dblock.engine.LockRecovery;
 import io.github.dblock.jdbc.JdbcLockHistoryRepository;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.testsupport.TestDatabase;

@@ -13,9 +13,9 @@ import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
 import io.github.dblock.autoconfigure.DbLockAutoConfiguration;
 import io.github.dblock.autoconfigure.DbLockSchemaMigration;
-import io.github.dblock.core.LockEngine;
-import io.github.dblock.core.LockEngineSettings;
-import io.github.dblock.core.LockRequest;
+import io.github.dblock.engine.LockEngine;
+import io.github.dblock.engine.LockEngineSettings;
+import io.github.dblock.LockRequest;
 import io.github.dblock.jdbc.JdbcConnectionLockRepository;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.jdbc.SqlDialects;
@@ -120,7 +120,7 @@ class MariaDbRollbackOnTimeoutTests {
 			jdbc.update("INSERT INTO db_lock_test_writes VALUES (1, 0)");
 			JdbcLockRepository leases = new JdbcLockRepository(dataSource, SqlDialects.detect(dataSource, TestDatabase.TABLE));
 			LockEngine engine = new LockEngine(leases, new JdbcConnectionLockRepository(leases, dataSource),
-					LockEngineSettings.of(new io.github.dblock.core.Backoff(Duration.ofMillis(2), Duration.ofMillis(50))));
+					LockEngineSettings.of(new io.github.dblock.engine.Backoff(Duration.ofMillis(2), Duration.ofMillis(50))));
 			TransactionTemplate transactions = new TransactionTemplate(new JdbcTransactionManager(dataSource));
 			CountDownLatch held = new CountDownLatch(1);
 			CountDownLatch done = new CountDownLatch(1);

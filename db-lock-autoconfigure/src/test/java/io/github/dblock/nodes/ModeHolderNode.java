@@ -5,9 +5,9 @@ import java.util.concurrent.CountDownLatch;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.DbLockMode;
-import io.github.dblock.DbLockTemplate;
+import io.github.dblock.support.DbLockTemplate;
 import io.github.dblock.LockHandle;
-import io.github.dblock.core.LockEngine;
+import io.github.dblock.engine.LockEngine;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;

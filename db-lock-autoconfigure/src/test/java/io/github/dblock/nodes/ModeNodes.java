@@ -4,9 +4,9 @@ import java.time.Duration;
 
 import javax.sql.DataSource;
 
-import io.github.dblock.core.Backoff;
-import io.github.dblock.core.LockEngine;
-import io.github.dblock.core.LockEngineSettings;
+import io.github.dblock.engine.Backoff;
+import io.github.dblock.engine.LockEngine;
+import io.github.dblock.engine.LockEngineSettings;
 import io.github.dblock.jdbc.JdbcConnectionLockRepository;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.jdbc.SqlDialects;

@@ -18,9 +18,9 @@ import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import io.github.dblock.core.Backoff;
-import io.github.dblock.core.LockEngine;
-import io.github.dblock.core.LockEngineSettings;
+import io.github.dblock.engine.Backoff;
+import io.github.dblock.engine.LockEngine;
+import io.github.dblock.engine.LockEngineSettings;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.jdbc.LockRepository;
 import io.github.dblock.jdbc.SqlDialect;

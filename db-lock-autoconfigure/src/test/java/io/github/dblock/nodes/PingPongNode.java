@@ -4,9 +4,9 @@ import java.time.Duration;
 import java.util.Optional;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.github.dblock.DbLockTemplate;
+import io.github.dblock.support.DbLockTemplate;
 import io.github.dblock.LockHandle;
-import io.github.dblock.core.LockEngine;
+import io.github.dblock.engine.LockEngine;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 

@@ -6,10 +6,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.github.dblock.DbLockTemplate;
+import io.github.dblock.support.DbLockTemplate;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
-import io.github.dblock.core.LockEngine;
+import io.github.dblock.engine.LockEngine;
 import io.github.dblock.jdbc.SqlDialect;
 import io.github.dblock.jdbc.SqlDialects;
 import io.github.dblock.testsupport.DatabaseClock;

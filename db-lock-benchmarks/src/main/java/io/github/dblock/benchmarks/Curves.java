@@ -21,7 +21,7 @@ import java.util.stream.Collectors;
 import io.github.dblock.LockHandle;
 import io.github.dblock.benchmarks.contender.ContenderKind;
 import io.github.dblock.benchmarks.contender.LockContender;
-import io.github.dblock.core.LockReaper;
+import io.github.dblock.engine.LockReaper;
 import io.github.dblock.testsupport.GaleraCluster;
 
 import org.springframework.jdbc.core.JdbcTemplate;

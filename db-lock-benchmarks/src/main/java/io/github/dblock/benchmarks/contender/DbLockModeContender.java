@@ -5,12 +5,12 @@ import java.util.stream.Stream;
 import javax.sql.DataSource;
 
 import io.github.dblock.DbLockMode;
-import io.github.dblock.DbLockTemplate;
+import io.github.dblock.support.DbLockTemplate;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
 import io.github.dblock.autoconfigure.DbLockSchemaMigration;
-import io.github.dblock.core.LockEngine;
-import io.github.dblock.core.LockEngineSettings;
+import io.github.dblock.engine.LockEngine;
+import io.github.dblock.engine.LockEngineSettings;
 import io.github.dblock.jdbc.JdbcConnectionLockRepository;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.jdbc.SqlDialect;

@@ -2,11 +2,11 @@ package io.github.dblock.benchmarks.contender;
 
 import javax.sql.DataSource;
 
-import io.github.dblock.DbLockTemplate;
+import io.github.dblock.support.DbLockTemplate;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
 import io.github.dblock.autoconfigure.DbLockSchemaMigration;
-import io.github.dblock.core.LockEngine;
+import io.github.dblock.engine.LockEngine;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.jdbc.SqlDialect;
 import io.github.dblock.jdbc.SqlDialects;
@@ -35,7 +35,7 @@ final class DbLockTemplateContender extends AcquireReleaseContender<LockHandle> 
 			new JdbcTemplate(dataSource)
 				.update("DELETE FROM " + TABLE + " WHERE expires_at < " + dialect.now() + " - INTERVAL '1' HOUR");
 		}
-		this.engine = new LockEngine(new JdbcLockRepository(dataSource, dialect), io.github.dblock.core.LockEngineSettings.of(LockTimes.BACKOFF));
+		this.engine = new LockEngine(new JdbcLockRepository(dataSource, dialect), io.github.dblock.engine.LockEngineSettings.of(LockTimes.BACKOFF));
 		this.template = new DbLockTemplate(this.engine, "", LockTimes.WAIT, LockTimes.LEASE);
 	}
 

@@ -3,7 +3,7 @@ package io.github.dblock.benchmarks.contender;
 import java.time.Duration;
 
 import io.github.dblock.autoconfigure.DbLockProperties;
-import io.github.dblock.core.Backoff;
+import io.github.dblock.engine.Backoff;
 
 /**
  * The wait, lease and back-off every contender uses, so that they differ only in how

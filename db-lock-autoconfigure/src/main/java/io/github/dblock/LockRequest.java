@@ -1,0 +1,73 @@
+package io.github.dblock;
+
+import java.time.Duration;
+
+import io.github.dblock.DbLockException;
+import io.github.dblock.DbLockMode;
+
+/**
+ * What a caller asks of the engine.
+ *
+ * @param key the stored key
+ * @param waitTime how long to wait while another owner holds the key; zero for one attempt
+ * @param lease the lease
+ * @param renewed whether a watchdog renews the lease while it is held (else it ends on
+ * time, even if the holder still runs)
+ * @param minimumHold how long after acquisition the lock stays taken even if released
+ * sooner; zero for none
+ * @param mode how the lock is held; the lease and its renewal are the lease, read/write and
+ * fair modes' (the other modes have no lease), the minimum hold is the lease mode's alone
+ */
+public record LockRequest(String key, Duration waitTime, Duration lease, boolean renewed, Duration minimumHold,
+		DbLockMode mode) {
+
+	/**
+	 * Checks the request.
+	 * @throws DbLockException for a blank key, a negative wait or minimum hold, a lease
+	 * that is not positive
+	 */
+	public LockRequest {
+		if (key == null || key.isBlank()) {
+			throw new DbLockException("Lock key must not be blank, got '" + key + "'");
+		}
+		if (waitTime.isNegative()) {
+			throw new DbLockException("Wait for lock '" + key + "' must not be negative, got " + waitTime);
+		}
+		if (lease.isNegative() || lease.isZero()) {
+			throw new DbLockException("Lease of lock '" + key + "' must be positive, got " + lease);
+		}
+		if (minimumHold.isNegative()) {
+			throw new DbLockException("Minimum hold of lock '" + key + "' must not be negative, got " + minimumHold);
+		}
+		if (mode != DbLockMode.LEASE && !minimumHold.isZero()) {
+			throw new DbLockException("Lock '" + key + "' in the " + mode + " mode cannot have a minimum hold ("
+					+ minimumHold + "): only a lease outlives its holder");
+		}
+	}
+
+	/**
+	 * A request in the lease mode.
+	 * @param key the stored key
+	 * @param waitTime how long to wait while another owner holds the key; zero for one
+	 * attempt
+	 * @param lease the lease
+	 * @param renewed whether a watchdog renews the lease while it is held
+	 * @param minimumHold how long after acquisition the lock stays taken even if released
+	 * sooner; zero for none
+	 */
+	public LockRequest(String key, Duration waitTime, Duration lease, boolean renewed, Duration minimumHold) {
+		this(key, waitTime, lease, renewed, minimumHold, DbLockMode.LEASE);
+	}
+
+	/**
+	 * A request with a fixed lease and no minimum hold.
+	 * @param key the stored key
+	 * @param wait how long to wait
+	 * @param lease the lease, not renewed
+	 * @return the request
+	 */
+	public static LockRequest of(String key, Duration wait, Duration lease) {
+		return new LockRequest(key, wait, lease, false, Duration.ZERO);
+	}
+
+}

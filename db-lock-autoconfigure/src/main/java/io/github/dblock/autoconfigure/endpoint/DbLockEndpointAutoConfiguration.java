@@ -1,0 +1,58 @@
+package io.github.dblock.autoconfigure.endpoint;
+
+import io.github.dblock.autoconfigure.DbLockAutoConfiguration;
+import io.github.dblock.autoconfigure.DbLockSchemaMigration;
+import java.util.Arrays;
+
+import io.github.dblock.actuate.DbLockEndpoint;
+import io.github.dblock.engine.LockEngine;
+import io.github.dblock.jdbc.LockRepository;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The {@code dblock} actuator endpoint ({@link DbLockEndpoint}), where Spring Boot's
+ * actuator ({@code spring-boot-actuator-autoconfigure}) is on the classpath, when the
+ * endpoint is available: its access not {@code management.endpoint.dblock.access=none},
+ * and exposed ({@code management.endpoints.web.exposure.include=dblock}, or over JMX).
+ */
+@AutoConfiguration(after = DbLockAutoConfiguration.class)
+@ConditionalOnClass(value = Endpoint.class,
+		name = "org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint")
+@ConditionalOnBean({ LockRepository.class, LockEngine.class })
+@EnableConfigurationProperties(DbLockEndpointProperties.class)
+public final class DbLockEndpointAutoConfiguration {
+
+	/** Apart, so that its condition is read only where the actuator is present. */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnAvailableEndpoint(DbLockEndpoint.class)
+	static class Available {
+
+		@Bean
+		@ConditionalOnMissingBean
+		DbLockEndpoint dbLockEndpoint(LockRepository repository, LockEngine engine,
+				DbLockEndpointProperties properties, ObjectProvider<DbLockSchemaMigration> migration) {
+			DbLockSchemaMigration schema = migration.getIfAvailable();
+			if (schema == null) {
+				return new DbLockEndpoint(repository, engine, properties.getMaxRows());
+			}
+			return new DbLockEndpoint(repository, engine, properties.getMaxRows(),
+					() -> Arrays.stream(schema.migrations())
+						.map((info) -> new DbLockEndpoint.Migration(String.valueOf(info.getVersion()),
+								info.getDescription(), info.getState().name(),
+								(info.getInstalledOn() != null) ? info.getInstalledOn().toInstant() : null))
+						.toList());
+		}
+
+	}
+
+}

@@ -1,0 +1,78 @@
+package io.github.dblock.engine;
+
+import java.util.TreeSet;
+import java.util.concurrent.locks.LockSupport;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The threads of this JVM that want one key: its holder, and the waiting tickets in
+ * number order, the first of which alone asks the database while there is no holder.
+ */
+final class FairKey {
+
+	final String key;
+
+	/** Threads and holds using this entry; guarded by the map. */
+	int users;
+
+	/** Guarded by this. */
+	private final TreeSet<FairTicket> waiters = new TreeSet<>(
+			(a, b) -> Long.compare(a.ticket.number(), b.ticket.number()));
+
+	volatile @Nullable FairTicket holder;
+
+	FairKey(String key) {
+		this.key = key;
+	}
+
+	synchronized void add(FairTicket ticket) {
+		this.waiters.add(ticket);
+	}
+
+	/** Whether the ticket is the one to ask the database: no local holder, the earliest waiter. */
+	synchronized boolean isPoller(FairTicket ticket) {
+		return this.holder == null && !this.waiters.isEmpty() && this.waiters.first() == ticket;
+	}
+
+	synchronized boolean busy() {
+		return this.holder != null || !this.waiters.isEmpty();
+	}
+
+	synchronized int waiting() {
+		return this.waiters.size();
+	}
+
+	synchronized void promote(FairTicket ticket) {
+		this.waiters.remove(ticket);
+		this.holder = ticket;
+	}
+
+	/** Takes a waiter out; if it was the one asking, the next one asks now. */
+	synchronized void remove(FairTicket ticket) {
+		boolean first = !this.waiters.isEmpty() && this.waiters.first() == ticket;
+		if (this.waiters.remove(ticket) && first) {
+			wakeFirst();
+		}
+	}
+
+	synchronized void released(FairTicket ticket) {
+		if (this.holder == ticket) {
+			this.holder = null;
+			wakeFirst();
+		}
+	}
+
+	private void wakeFirst() {
+		if (this.holder == null && !this.waiters.isEmpty()) {
+			LockSupport.unpark(this.waiters.first().thread);
+		}
+	}
+
+	synchronized void wakeAll() {
+		for (FairTicket waiter : this.waiters) {
+			LockSupport.unpark(waiter.thread);
+		}
+	}
+
+}

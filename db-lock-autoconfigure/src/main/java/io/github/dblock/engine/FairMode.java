@@ -1,0 +1,431 @@
+package io.github.dblock.engine;
+
+import io.github.dblock.LockRequest;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import io.github.dblock.DbLockException;
+import io.github.dblock.DbLockMode;
+import io.github.dblock.LockHandle;
+import io.github.dblock.LockReleaseException;
+import io.github.dblock.jdbc.FairLockRepository;
+import io.github.dblock.jdbc.FairLockRepository.Ticket;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.dao.DataAccessException;
+
+/**
+ * The fair mode ({@link DbLockMode#FAIR}): a queue table of tickets in the order they
+ * arrived at the database; the head of a key's queue whose lease has not ended holds it.
+ * <ul>
+ * <li>Every acquisition enqueues a ticket of its own (one statement), whose number is its
+ * fencing token: the order of the tickets is the order of arrival at the database, across
+ * every thread of every JVM.</li>
+ * <li>Only the earliest waiting ticket of this JVM asks the database whether it is the
+ * head, with {@link Backoff} (starting short again whenever the head has changed), and
+ * only while no thread of this JVM holds the key; the other threads of this JVM wait
+ * locally ({@link FairKey}), woken when they become the earliest. So the statements that
+ * waiting sends grow with the JVMs waiting, not with their threads.</li>
+ * <li>A ticket has a lease, renewed while it waits (and while it is held, if the request's
+ * lease is renewed), by one statement per lease length for all the tickets of this JVM
+ * that are due ({@link FairRenewal}): a waiter or holder that dies leaves the queue when
+ * its lease ends. One
+ * that gives up (its wait ran out, or it was interrupted) deletes its ticket at once.</li>
+ * <li>The release deletes the ticket (owner and number checked) and returns once it is
+ * committed; the next waiter of this JVM then asks at once, one of another JVM at its next
+ * attempt.</li>
+ * <li>A thread that holds a key takes it again with no statement.</li>
+ * </ul>
+ */
+final class FairMode implements AutoCloseable {
+
+	private static final Log logger = LogFactory.getLog(FairMode.class);
+
+	private static final long SHUTDOWN_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+	private final FairLockRepository queue;
+
+	private final LockEngineSettings settings;
+
+	private final Events events;
+
+	private final Availability availability;
+
+	private final OwnerIds ownerIds = new OwnerIds();
+
+	private final ConcurrentHashMap<String, FairKey> keys = new ConcurrentHashMap<>();
+
+	private final FairRenewal renewal;
+
+	/** The tickets failed enqueues may have written. */
+	private final Orphans orphans;
+
+	private volatile boolean closed;
+
+	FairMode(FairLockRepository queue, LockEngineSettings settings, Events events) {
+		this.queue = queue;
+		this.orphans = new Orphans("tickets", queue::abandonAll);
+		this.settings = settings;
+		this.events = events;
+		this.availability = new Availability("fair", queue::unavailable);
+		this.renewal = new FairRenewal(queue);
+	}
+
+	/**
+	 * Takes a key in arrival order.
+	 * @return the handle, or {@code null} if the wait ran out before the key's turn came
+	 * @throws InterruptedException if interrupted while waiting (the ticket is deleted)
+	 */
+	@Nullable LockHandle acquire(LockRequest request) throws InterruptedException {
+		String key = request.key();
+		this.availability.check(key);
+		long deadline = System.nanoTime() + request.waitTime().toNanos();
+		FairKey local = enter(key);
+		boolean kept = false;
+		try {
+			refuseIfClosed(key);
+			FairTicket current = local.holder;
+			if (current != null && current.thread == Thread.currentThread()) {
+				if (!current.isHeld()) {
+					throw new DbLockException("Fair lock '" + key + "' is held by this thread, but its lease "
+							+ "ended or was lost; it cannot be taken again before it is released");
+				}
+				// the hold keeps its own use of the entry
+				return current.reenter();
+			}
+			if (request.waitTime().isZero() && local.busy()) {
+				// a thread of this JVM holds the key or waits for it: no need to ask
+				return null;
+			}
+			FairTicket held = take(request, local, deadline);
+			if (held == null) {
+				refuseIfClosed(key);
+				return null;
+			}
+			kept = true;
+			if (this.closed) {
+				// taken while the mode shut down: given back, so that nothing of this JVM's stays
+				releaseQuietly(held);
+				refuseIfClosed(key);
+			}
+			return held.reenter();
+		}
+		finally {
+			if (!kept) {
+				exit(local);
+			}
+		}
+	}
+
+	/** Enqueues, waits for the turn, and returns the ticket held; {@code null} if the wait ran out. */
+	private @Nullable FairTicket take(LockRequest request, FairKey local, long deadline) throws InterruptedException {
+		boolean waits = !request.waitTime().isZero();
+		// checked before any statement: a renewed lease shorter than the renewal interval is refused
+		long renewalPeriod = renewalPeriodNanos(request);
+		FairTicket ticket = enqueue(request, local, waits, renewalPeriod);
+		boolean holding = false;
+		try {
+			long lastHead = 0;
+			boolean first = true;
+			for (int attempt = 0;; attempt++) {
+				if (this.closed || (!first && deadline - System.nanoTime() <= 0)) {
+					return null;
+				}
+				first = false;
+				if (ticket.lostAt != null) {
+					// its lease ended while it waited (this JVM stalled): it goes to the back
+					leave(ticket, local);
+					ticket = enqueue(request, local, waits, renewalPeriod);
+					attempt = 0;
+				}
+				long pause;
+				if (local.isPoller(ticket)) {
+					long head = head(ticket);
+					if (head == ticket.ticket.number()) {
+						if (hold(ticket, request, local)) {
+							holding = true;
+							return ticket;
+						}
+						ticket.lost("its lease ended before it could hold the key", false);
+						continue;
+					}
+					if (head == 0) {
+						ticket.lost("it was no longer in the queue when it asked for its turn", false);
+						continue;
+					}
+					if (head != lastHead) {
+						// the queue moved: the next release may be near, so the pauses start short again
+						attempt = 0;
+						lastHead = head;
+					}
+					pause = this.settings.backoff().delayNanos(attempt);
+				}
+				else {
+					// woken when it becomes this JVM's earliest waiter
+					pause = Long.MAX_VALUE;
+					attempt = -1;
+				}
+				long remaining = deadline - System.nanoTime();
+				if (remaining <= 0) {
+					return null;
+				}
+				LockSupport.parkNanos(this, Math.min(pause, remaining));
+				if (Thread.interrupted()) {
+					throw new InterruptedException();
+				}
+			}
+		}
+		finally {
+			if (!holding) {
+				leave(ticket, local);
+			}
+		}
+	}
+
+	/**
+	 * How often a ticket of the request is renewed: a renewed lease as in the lease mode; a
+	 * fixed one, which must last while it waits, at the renewal interval if it is shorter
+	 * than the lease, else at a third of the lease.
+	 */
+	private long renewalPeriodNanos(LockRequest request) {
+		if (request.renewed()) {
+			return this.settings.renewalPeriod(request.lease()).toNanos();
+		}
+		Duration interval = this.settings.renewInterval();
+		return ((interval != null && interval.compareTo(request.lease()) < 0) ? interval
+				: request.lease().dividedBy(3)).toNanos();
+	}
+
+	private FairTicket enqueue(LockRequest request, FairKey local, boolean waits, long renewalPeriod) {
+		this.renewal.startReaping();
+		String owner = this.ownerIds.next();
+		long sentAt = System.nanoTime();
+		Ticket ticket;
+		try {
+			ticket = this.queue.enqueue(request.key(), owner, request.lease());
+		}
+		catch (DataAccessException ex) {
+			// the statement may have committed, or commit later: a ticket at the queue's head would block it
+			this.orphans.abandon(request.key(), owner, request.lease());
+			throw new DbLockException("Could not enqueue for fair lock '" + request.key() + "': the database failed ("
+					+ ex.getMessage() + ")", ex);
+		}
+		FairTicket queued = new FairTicket(local, ticket, request, sentAt, renewalPeriod, this.events, this::release);
+		local.add(queued);
+		if (waits) {
+			this.renewal.watch(queued);
+		}
+		return queued;
+	}
+
+	private long head(FairTicket ticket) {
+		try {
+			return this.queue.head(ticket.ticket);
+		}
+		catch (DataAccessException ex) {
+			throw new DbLockException("Could not acquire fair lock '" + ticket.ticket.key() + "': the database failed ("
+					+ ex.getMessage() + ")", ex);
+		}
+	}
+
+	/**
+	 * Makes the head ticket this JVM's holder: a renewed lease goes on being renewed, a fixed
+	 * one is extended to its whole length from now.
+	 * @return whether it holds; {@code false} if its fixed lease could not be extended
+	 */
+	private boolean hold(FairTicket ticket, LockRequest request, FairKey local) {
+		if (!request.renewed()) {
+			this.renewal.unwatch(ticket);
+			long sentAt = System.nanoTime();
+			boolean extended;
+			try {
+				extended = this.queue.renewAll(List.of(ticket.ticket), request.lease()).get(0);
+			}
+			catch (DataAccessException ex) {
+				throw new DbLockException("Could not acquire fair lock '" + ticket.ticket.key()
+						+ "': the database failed (" + ex.getMessage() + ")", ex);
+			}
+			if (!extended) {
+				ticket.lost("it was no longer in the queue when its lease was extended", false);
+				return false;
+			}
+			ticket.localDeadline = sentAt + request.lease().toNanos();
+		}
+		else if (!this.renewal.isWatched(ticket)) {
+			this.renewal.watch(ticket);
+		}
+		if (!ticket.isValid()) {
+			return false;
+		}
+		ticket.startedAt = System.nanoTime();
+		local.promote(ticket);
+		this.events.holdStarted(ticket.ticket.key(), DbLockMode.FAIR, ticket.ticket.owner(), ticket.ticket.number());
+		return true;
+	}
+
+	/** Gives a waiting ticket up: deleted from the queue, then the next local waiter is woken. */
+	private void leave(FairTicket ticket, FairKey local) {
+		ticket.ended = true;
+		this.renewal.unwatch(ticket);
+		try {
+			this.queue.leave(ticket.ticket);
+		}
+		catch (RuntimeException ex) {
+			// ahead of later tickets until deleted: deleted off this thread, again until its lease would have ended
+			logger.debug("Could not delete the ticket of fair lock '" + ticket.ticket.key() + "'; trying again", ex);
+			this.orphans.abandon(ticket.ticket.key(), ticket.ticket.owner(), ticket.duration);
+		}
+		finally {
+			local.remove(ticket);
+		}
+	}
+
+	/**
+	 * Releases a held ticket, for its last handle's close.
+	 * @throws LockReleaseException if its delete could not be confirmed: the key stays
+	 * taken until the ticket's lease ends
+	 */
+	private void release(FairTicket held) {
+		Instant end = held.expiresAt();
+		RuntimeException failure = end(held);
+		if (failure != null) {
+			throw new LockReleaseException(held.ticket.key(), end, failure);
+		}
+	}
+
+	/** Releases a held ticket for the mode itself, with no caller to tell: a failure is logged. */
+	private void releaseQuietly(FairTicket held) {
+		RuntimeException failure = end(held);
+		if (failure != null) {
+			logger.warn("Could not delete the ticket of fair lock '" + held.ticket.key() + "'; it leaves the queue when "
+					+ "its lease ends", failure);
+		}
+	}
+
+	/**
+	 * Deletes a held ticket, once, and passes the key on locally.
+	 * @return the failure of the delete, whose outcome is then unknown, or {@code null}
+	 */
+	private @Nullable RuntimeException end(FairTicket held) {
+		if (!held.released.compareAndSet(false, true)) {
+			return null;
+		}
+		FairKey local = held.local;
+		held.endedBeforeRelease();
+		held.ended = true;
+		this.renewal.unwatch(held);
+		RuntimeException failure = null;
+		try {
+			if (!this.queue.leave(held.ticket)) {
+				held.lost("its ticket was gone when it was released", true);
+			}
+			else if (held.lostAt == null) {
+				this.events.holdEnded(held.ticket.key(), DbLockMode.FAIR, held.ticket.owner(), false);
+			}
+		}
+		catch (RuntimeException ex) {
+			failure = ex;
+		}
+		finally {
+			held.done = true;
+			local.released(held);
+			exit(local);
+			this.events.released(held.ticket.key(), DbLockMode.FAIR, System.nanoTime() - held.startedAt);
+		}
+		return failure;
+	}
+
+	/**
+	 * Why the fair mode cannot be used with this database, checked now.
+	 * @return the reason, or empty if it can
+	 */
+	Optional<String> unavailable() {
+		return this.availability.now();
+	}
+
+	/** Adds the locks held now. */
+	void held(List<HeldKey> held, long now) {
+		for (FairKey local : this.keys.values()) {
+			FairTicket holder = local.holder;
+			if (holder != null && !holder.done) {
+				held.add(new HeldKey(local.key, DbLockMode.FAIR, holder.thread.getName(),
+						Duration.ofNanos(now - holder.startedAt)));
+			}
+		}
+	}
+
+	/** How many threads of this JVM wait for a key. */
+	int waiting() {
+		int waiting = 0;
+		for (FairKey local : this.keys.values()) {
+			waiting += local.waiting();
+		}
+		return waiting;
+	}
+
+	private void refuseIfClosed(String key) {
+		if (this.closed) {
+			throw new DbLockException("Could not acquire fair lock '" + key + "': the lock engine is shut down");
+		}
+	}
+
+	private FairKey enter(String key) {
+		return this.keys.compute(key, (k, local) -> {
+			FairKey entered = (local != null) ? local : new FairKey(k);
+			entered.users++;
+			return entered;
+		});
+	}
+
+	private void exit(FairKey local) {
+		this.keys.computeIfPresent(local.key, (k, current) -> (--current.users == 0) ? null : current);
+	}
+
+	/**
+	 * Refuses new acquisitions and sends the waiting threads away (their tickets deleted);
+	 * gives holders up to {@code grace} to release, then releases what is still held
+	 * (marked lost) and stops the renewal.
+	 * @param grace how long holders may still work
+	 */
+	void shutdown(Duration grace) {
+		this.closed = true;
+		for (FairKey local : this.keys.values()) {
+			local.wakeAll();
+		}
+		long deadline = System.nanoTime() + grace.toNanos();
+		while (holding() && System.nanoTime() - deadline < 0) {
+			LockSupport.parkNanos(SHUTDOWN_CHECK_NANOS);
+		}
+		for (FairKey local : this.keys.values()) {
+			FairTicket holder = local.holder;
+			if (holder != null) {
+				holder.lost("the application shut down while it was held; its ticket is deleted", true);
+				releaseQuietly(holder);
+			}
+		}
+		this.renewal.close();
+		this.orphans.close();
+	}
+
+	private boolean holding() {
+		for (FairKey local : this.keys.values()) {
+			if (local.holder != null) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	@Override
+	public void close() {
+		shutdown(Duration.ZERO);
+	}
+
+}

@@ -1,0 +1,156 @@
+package io.github.dblock.engine;
+
+import io.github.dblock.LockRequest;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+
+import io.github.dblock.DbLockMode;
+import io.github.dblock.LockHandle;
+import io.github.dblock.jdbc.FairLockRepository.Ticket;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/** A ticket of this JVM: waiting, then held by its thread with a reentrant count. */
+final class FairTicket implements FairHandle.Hold {
+
+	private static final Log logger = LogFactory.getLog(FairTicket.class);
+
+	private final Events events;
+
+	/** Releases the ticket once its count comes back to zero. */
+	private final Consumer<FairTicket> release;
+
+	final FairKey local;
+
+	final Ticket ticket;
+
+	final Thread thread = Thread.currentThread();
+
+	final Duration duration;
+
+	/** When it was enqueued, then when it was taken. */
+	volatile long startedAt;
+
+	/** The {@link System#nanoTime()} before which its lease cannot have ended. */
+	volatile long localDeadline;
+
+	final long renewalPeriod;
+
+	volatile long nextRenewal;
+
+	volatile @Nullable Instant lostAt;
+
+	/** Given up or released: no statement about it is sent any more. */
+	volatile boolean ended;
+
+	volatile boolean done;
+
+	final AtomicBoolean released = new AtomicBoolean();
+
+	private final AtomicInteger count = new AtomicInteger();
+
+	FairTicket(FairKey local, Ticket ticket, LockRequest request, long sentAt, long renewalPeriod, Events events,
+			Consumer<FairTicket> release) {
+		this.local = local;
+		this.events = events;
+		this.release = release;
+		this.renewalPeriod = renewalPeriod;
+		this.ticket = ticket;
+		this.duration = request.lease();
+		this.startedAt = sentAt;
+		this.localDeadline = sentAt + request.lease().toNanos();
+	}
+
+	LockHandle reenter() {
+		this.count.incrementAndGet();
+		return new FairHandle(this);
+	}
+
+	long remainingNanos() {
+		return this.localDeadline - System.nanoTime();
+	}
+
+	boolean isValid() {
+		return this.lostAt == null && !this.ended && remainingNanos() > 0;
+	}
+
+	/** Marks it lost, once, unless ended (or {@code evenIfEnded}): for a holder, an ERROR. */
+	void lost(String why, boolean evenIfEnded) {
+		Instant now = Instant.now();
+		synchronized (this) {
+			if (this.lostAt != null || (this.ended && !evenIfEnded)) {
+				return;
+			}
+			this.lostAt = now;
+		}
+		if (this.local.holder == this) {
+			logger.error("Lost fair lock '" + this.ticket.key() + "' (owner " + this.ticket.owner() + ", ticket "
+					+ this.ticket.number() + ") at " + now + ": " + why + "; another owner may hold it now");
+			this.events.lost(this.ticket.key(), DbLockMode.FAIR);
+			this.events.holdEnded(this.ticket.key(), DbLockMode.FAIR, this.ticket.owner(), true);
+		}
+		else {
+			logger.warn("A waiter for fair lock '" + this.ticket.key() + "' (ticket " + this.ticket.number()
+					+ ") dropped out of the queue: " + why + "; it enqueues again");
+			LockSupport.unpark(this.thread);
+		}
+	}
+
+	/** Marks a holder whose lease ended on the local clock before its release as lost then. */
+	void endedBeforeRelease() {
+		Instant end = expiresAt();
+		synchronized (this) {
+			if (this.lostAt != null || remainingNanos() > 0) {
+				return;
+			}
+			this.lostAt = end;
+		}
+		this.events.lost(this.ticket.key(), DbLockMode.FAIR);
+		this.events.holdEnded(this.ticket.key(), DbLockMode.FAIR, this.ticket.owner(), true);
+		logger.warn("Fair lock '" + this.ticket.key() + "' was released after its lease ended on the local clock (at "
+				+ end + "): another owner may have held it meanwhile");
+	}
+
+	@Override
+	public String key() {
+		return this.ticket.key();
+	}
+
+	@Override
+	public long token() {
+		return this.ticket.number();
+	}
+
+	@Override
+	public boolean isHeld() {
+		return !this.done && isValid();
+	}
+
+	@Override
+	public Instant expiresAt() {
+		return Instant.now().plusNanos(remainingNanos());
+	}
+
+	@Override
+	public Optional<Instant> lostSince() {
+		Instant lost = this.lostAt;
+		if (lost == null && !this.done && remainingNanos() <= 0) {
+			lost = expiresAt();
+		}
+		return Optional.ofNullable(lost);
+	}
+
+	@Override
+	public void countDown() {
+		if (this.count.decrementAndGet() == 0) {
+			this.release.accept(this);
+		}
+	}
+
+}

@@ -1,0 +1,102 @@
+package io.github.dblock.engine;
+
+import java.time.Duration;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * How a {@link LockEngine} waits, renews and shares a key between nodes.
+ *
+ * @param backoff the pauses between attempts on a key another owner holds
+ * @param renewInterval how often the watchdog renews a renewed lease; {@code null} for a
+ * third of the lease. Must be shorter than every renewed lease
+ * @param localTurn the longest this JVM passes a held key from one of its threads to the
+ * next while another JVM asks for it: when a turn is over and another JVM's attempt is
+ * recent, the key goes back to the database and this JVM's next thread holds back for a
+ * moment (see {@link #holdBack()}) so that the other JVM gets it
+ */
+public record LockEngineSettings(Backoff backoff, @Nullable Duration renewInterval, Duration localTurn) {
+
+	/** The local turn unless said otherwise. */
+	public static final Duration DEFAULT_LOCAL_TURN = Duration.ofMillis(200);
+
+	/**
+	 * Checks the settings.
+	 * @throws IllegalArgumentException for a renewal interval or a local turn that is not
+	 * positive
+	 */
+	public LockEngineSettings {
+		if (renewInterval != null && (renewInterval.isNegative() || renewInterval.isZero())) {
+			throw new IllegalArgumentException("Renewal interval must be positive, got " + renewInterval);
+		}
+		if (localTurn.isNegative() || localTurn.isZero()) {
+			throw new IllegalArgumentException("Local turn must be positive, got " + localTurn);
+		}
+	}
+
+	/**
+	 * Settings with a back-off, renewal every third of a lease and the default local turn.
+	 * @param backoff the pauses between attempts
+	 * @return the settings
+	 */
+	public static LockEngineSettings of(Backoff backoff) {
+		return new LockEngineSettings(backoff, null, DEFAULT_LOCAL_TURN);
+	}
+
+	/**
+	 * These settings with another renewal interval.
+	 * @param interval the interval; {@code null} for a third of the lease
+	 * @return the settings
+	 */
+	public LockEngineSettings withRenewInterval(@Nullable Duration interval) {
+		return new LockEngineSettings(this.backoff, interval, this.localTurn);
+	}
+
+	/**
+	 * These settings with another local turn.
+	 * @param turn the turn
+	 * @return the settings
+	 */
+	public LockEngineSettings withLocalTurn(Duration turn) {
+		return new LockEngineSettings(this.backoff, this.renewInterval, turn);
+	}
+
+	/**
+	 * How recent another JVM's attempt must be to end a turn: two of its longest pauses, so
+	 * that a JVM still waiting is always seen (it asks at least once per pause) and one that
+	 * gave up is soon forgotten.
+	 * @return the time
+	 */
+	public Duration wantedWithin() {
+		return this.backoff.max().multipliedBy(2);
+	}
+
+	/**
+	 * How long the next thread of this JVM holds back after its JVM gave a key up at the end
+	 * of a turn: longer than another JVM's longest pause, so that one of its attempts comes
+	 * first.
+	 * @return the time
+	 */
+	public Duration holdBack() {
+		return this.backoff.max().plus(this.backoff.max().dividedBy(2));
+	}
+
+	/**
+	 * The renewal period of a renewed lease.
+	 * @param lease the lease
+	 * @return the period
+	 * @throws io.github.dblock.DbLockException if the renewal interval is not shorter than
+	 * the lease
+	 */
+	Duration renewalPeriod(Duration lease) {
+		if (this.renewInterval == null) {
+			return lease.dividedBy(3);
+		}
+		if (this.renewInterval.compareTo(lease) >= 0) {
+			throw new io.github.dblock.DbLockException("A renewed lease of " + lease
+					+ " cannot be renewed every " + this.renewInterval + ": the renewal interval must be shorter than the lease");
+		}
+		return this.renewInterval;
+	}
+
+}

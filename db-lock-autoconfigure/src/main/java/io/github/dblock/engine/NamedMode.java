@@ -1,0 +1,403 @@
+package io.github.dblock.engine;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+
+import io.github.dblock.DbLockException;
+import io.github.dblock.DbLockMode;
+import io.github.dblock.LockHandle;
+import io.github.dblock.jdbc.ConnectionLockRepository;
+import io.github.dblock.jdbc.ConnectionLockRepository.NamedLock;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.dao.DataAccessException;
+import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
+
+/**
+ * The named mode ({@link io.github.dblock.DbLockMode#NAMED}): the database server's named
+ * lock, held by a connection of its own from acquisition to release.
+ * <ul>
+ * <li>Threads of this JVM that want one key queue on a fair local permit, so that one of
+ * them at a time asks the server; a thread that holds a key takes it again with no
+ * statement.</li>
+ * <li>The server waits ({@code GET_LOCK}'s timeout, {@code lock_timeout}); where it counts
+ * whole seconds, the rest of the wait is looks that do not wait, with {@link Backoff}.</li>
+ * <li>Every second, the connection of each held lock is checked: one that no longer
+ * answers has lost its lock (the server frees a dead session's locks), which is then marked
+ * lost and logged at ERROR. Between two checks, a handle cannot know.</li>
+ * </ul>
+ */
+final class NamedMode implements AutoCloseable {
+
+	private static final Log logger = LogFactory.getLog(NamedMode.class);
+
+	/** How often the connections of held locks are checked. */
+	static final Duration CHECK_INTERVAL = Duration.ofSeconds(1);
+
+	private final ConnectionLockRepository repository;
+
+	private final Backoff backoff;
+
+	private final ConcurrentHashMap<String, LocalNamed> keys = new ConcurrentHashMap<>();
+
+	private final Set<NamedHold> held = ConcurrentHashMap.newKeySet();
+
+	private final ScheduledThreadPoolExecutor checker;
+
+	private final Availability availability;
+
+	private final Events events;
+
+	private final OwnerIds ownerIds = new OwnerIds();
+
+	private volatile boolean closed;
+
+	NamedMode(ConnectionLockRepository repository, Backoff backoff, Events events) {
+		this.repository = repository;
+		this.events = events;
+		this.backoff = backoff;
+		this.availability = new Availability("named", repository::namedLocksUnavailable);
+		CustomizableThreadFactory threads = new CustomizableThreadFactory("db-lock-named-check-");
+		threads.setDaemon(true);
+		this.checker = new ScheduledThreadPoolExecutor(1, threads);
+		this.checker.setRemoveOnCancelPolicy(true);
+		long interval = CHECK_INTERVAL.toNanos();
+		this.checker.scheduleWithFixedDelay(this::checkConnections, interval, interval, TimeUnit.NANOSECONDS);
+	}
+
+	/**
+	 * Takes a key's named lock.
+	 * @return the handle, or {@code null} if another session held it for the whole wait
+	 */
+	@Nullable LockHandle acquire(String key, Duration wait) throws InterruptedException {
+		this.availability.check(key);
+		long deadline = System.nanoTime() + wait.toNanos();
+		LocalNamed local = enter(key);
+		boolean kept = false;
+		try {
+			refuseIfClosed(key);
+			NamedHold current = local.hold;
+			if (current != null && current.thread == Thread.currentThread()) {
+				if (current.lostSince != null) {
+					throw new DbLockException("Named lock '" + key + "' is held by this thread, but its connection was "
+							+ "lost at " + current.lostSince + "; it cannot be taken again before it is released");
+				}
+				// the hold keeps its own use of the entry
+				return current.reenter();
+			}
+			if (!local.permit.tryAcquire(wait.toNanos(), TimeUnit.NANOSECONDS)) {
+				return null;
+			}
+			NamedLock lock;
+			try {
+				refuseIfClosed(key);
+				lock = take(key, deadline);
+			}
+			catch (InterruptedException | RuntimeException ex) {
+				local.permit.release();
+				throw ex;
+			}
+			if (lock == null) {
+				local.permit.release();
+				refuseIfClosed(key);
+				return null;
+			}
+			NamedHold hold = new NamedHold(key, local, lock);
+			this.events.holdStarted(key, DbLockMode.NAMED, hold.owner, null);
+			local.hold = hold;
+			this.held.add(hold);
+			kept = true;
+			if (this.closed) {
+				// taken while the mode shut down: given back, so that no connection stays pinned
+				release(hold);
+				refuseIfClosed(key);
+			}
+			return hold.reenter();
+		}
+		finally {
+			if (!kept) {
+				exit(local);
+			}
+		}
+	}
+
+	private @Nullable NamedLock take(String key, long deadline) throws InterruptedException {
+		for (int attempt = 0;; attempt++) {
+			long remaining = Math.max(0, deadline - System.nanoTime());
+			NamedLock lock;
+			try {
+				lock = this.repository.tryNamedLock(key, Duration.ofNanos(remaining));
+			}
+			catch (DataAccessException ex) {
+				throw new DbLockException("Could not acquire named lock '" + key + "': the database failed ("
+						+ ex.getMessage() + ")", ex);
+			}
+			if (lock != null) {
+				return lock;
+			}
+			remaining = deadline - System.nanoTime();
+			if (remaining <= 0 || this.closed) {
+				return null;
+			}
+			this.events.contended(key, DbLockMode.NAMED);
+			LockSupport.parkNanos(this, Math.min(this.backoff.delayNanos(attempt), remaining));
+			if (Thread.interrupted()) {
+				throw new InterruptedException();
+			}
+		}
+	}
+
+	/**
+	 * Why named locks cannot be used with this database, checked now.
+	 * @return the reason, or empty if they can
+	 */
+	Optional<String> unavailable() {
+		return this.availability.now();
+	}
+
+	private void refuseIfClosed(String key) {
+		if (this.closed) {
+			throw new DbLockException("Could not acquire named lock '" + key + "': the lock engine is shut down");
+		}
+	}
+
+	private LocalNamed enter(String key) {
+		return this.keys.compute(key, (k, local) -> {
+			LocalNamed entered = (local != null) ? local : new LocalNamed(k);
+			entered.users++;
+			return entered;
+		});
+	}
+
+	private void exit(LocalNamed local) {
+		this.keys.computeIfPresent(local.key, (k, current) -> (--current.users == 0) ? null : current);
+	}
+
+	private void release(NamedHold hold) {
+		if (!hold.released.compareAndSet(false, true)) {
+			// released already, by the shutdown: its handle closed after
+			return;
+		}
+		this.held.remove(hold);
+		hold.io.lock();
+		try {
+			if (!hold.lock.release()) {
+				if (hold.lostSince == null) {
+					hold.lost("its connection no longer held it when it was released");
+				}
+			}
+			else if (hold.lostSince == null) {
+				this.events.holdEnded(hold.key, DbLockMode.NAMED, hold.owner, false);
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Could not release named lock '" + hold.key + "'; its connection was closed, which frees it", ex);
+		}
+		finally {
+			hold.io.unlock();
+			hold.done = true;
+			hold.local.hold = null;
+			hold.local.permit.release();
+			exit(hold.local);
+			this.events.released(hold.key, DbLockMode.NAMED, System.nanoTime() - hold.startedAt);
+		}
+	}
+
+	/** Adds the locks held now. */
+	void held(List<HeldKey> held, long now) {
+		for (NamedHold hold : this.held) {
+			if (!hold.done) {
+				held.add(new HeldKey(hold.key, DbLockMode.NAMED, hold.thread.getName(),
+						Duration.ofNanos(now - hold.startedAt)));
+			}
+		}
+	}
+
+	/** How many threads wait for a key another thread of this JVM holds or asks for. */
+	int waiting() {
+		int waiting = 0;
+		for (LocalNamed local : this.keys.values()) {
+			waiting += local.permit.getQueueLength();
+		}
+		return waiting;
+	}
+
+	/** Marks held locks whose connection no longer answers as lost. */
+	private void checkConnections() {
+		for (NamedHold hold : this.held) {
+			if (hold.lostSince == null && hold.io.tryLock()) {
+				try {
+					if (!hold.done && !hold.lock.isAlive()) {
+						hold.lost("its connection no longer answers, and the server frees a dead session's locks");
+					}
+				}
+				catch (RuntimeException ex) {
+					hold.lost("its connection could not be checked: " + ex.getMessage());
+				}
+				finally {
+					hold.io.unlock();
+				}
+			}
+		}
+	}
+
+	/**
+	 * Refuses new acquisitions and the threads waiting for a key, at once; gives holders up
+	 * to {@code grace} to release, then releases what is still held (marked lost) and stops
+	 * the checks.
+	 * @param grace how long holders may still work
+	 */
+	void shutdown(Duration grace) {
+		this.closed = true;
+		for (LocalNamed local : this.keys.values()) {
+			// one more permit: each waiter in turn gets in, finds the mode shut down and passes it on
+			local.permit.release();
+		}
+		long deadline = System.nanoTime() + grace.toNanos();
+		while (!this.held.isEmpty() && System.nanoTime() - deadline < 0) {
+			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+		}
+		for (NamedHold hold : this.held) {
+			hold.lost("the application shut down while it was held; it is released");
+			release(hold);
+		}
+		this.checker.shutdownNow();
+	}
+
+	@Override
+	public void close() {
+		shutdown(Duration.ZERO);
+	}
+
+	/** The threads of this JVM that want one key. */
+	private static final class LocalNamed {
+
+		final String key;
+
+		/** One thread at a time asks the server or holds the lock; fair, so that they take turns. */
+		final Semaphore permit = new Semaphore(1, true);
+
+		/** Threads using this entry; guarded by the map. */
+		int users;
+
+		volatile @Nullable NamedHold hold;
+
+		LocalNamed(String key) {
+			this.key = key;
+		}
+
+	}
+
+	/** A named lock held by one thread, with its reentrant count and its token once drawn. */
+	private final class NamedHold implements UnleasedHandle.Hold {
+
+		final String key;
+
+		final LocalNamed local;
+
+		final NamedLock lock;
+
+		final Thread thread = Thread.currentThread();
+
+		final long startedAt = System.nanoTime();
+
+		/** One statement at a time on the holding connection. */
+		final ReentrantLock io = new ReentrantLock();
+
+		private final AtomicInteger count = new AtomicInteger();
+
+		/** Released once, by its last handle's close or by the shutdown, whichever is first. */
+		final AtomicBoolean released = new AtomicBoolean();
+
+		private long token;
+
+		volatile @Nullable Instant lostSince;
+
+		volatile boolean done;
+
+		/** This hold's owner id, for the listeners (the server's lock has none). */
+		final String owner = NamedMode.this.ownerIds.next();
+
+		NamedHold(String key, LocalNamed local, NamedLock lock) {
+			this.key = key;
+			this.local = local;
+			this.lock = lock;
+		}
+
+		LockHandle reenter() {
+			this.count.incrementAndGet();
+			return new UnleasedHandle(this);
+		}
+
+		@Override
+		public String key() {
+			return this.key;
+		}
+
+		@Override
+		public Optional<Instant> lostSince() {
+			return Optional.ofNullable(this.lostSince);
+		}
+
+		@Override
+		public void countDown() {
+			if (this.count.decrementAndGet() == 0) {
+				release(this);
+			}
+		}
+
+		void lost(String why) {
+			if (this.lostSince == null) {
+				this.lostSince = Instant.now();
+				logger.error("Named lock '" + this.key + "' lost: " + why);
+				NamedMode.this.events.lost(this.key, DbLockMode.NAMED);
+				NamedMode.this.events.holdEnded(this.key, DbLockMode.NAMED, this.owner, true);
+			}
+		}
+
+		@Override
+		public boolean isHeld() {
+			return !this.done && this.lostSince == null;
+		}
+
+		@Override
+		public long token() {
+			this.io.lock();
+			try {
+				if (this.token == 0) {
+					if (!isHeld()) {
+						throw new DbLockException("Named lock '" + this.key + "' is no longer held; its fencing token "
+								+ "was not read while it was");
+					}
+					try {
+						this.token = this.lock.nextToken();
+					}
+					catch (DataAccessException ex) {
+						lost("its connection failed: " + ex.getMessage());
+						throw new DbLockException("Could not count the fencing token of named lock '" + this.key
+								+ "': its connection failed, so the server has freed the lock", ex);
+					}
+				}
+				return this.token;
+			}
+			finally {
+				this.io.unlock();
+			}
+		}
+
+	}
+
+}

@@ -1,0 +1,496 @@
+package io.github.dblock.support;
+
+import io.github.dblock.DbLockException;
+import io.github.dblock.DbLockMode;
+import io.github.dblock.LockAcquisitionException;
+import io.github.dblock.LockHandle;
+import io.github.dblock.LockLostException;
+import io.github.dblock.LockReleaseException;
+import io.github.dblock.LockUpgradeException;
+import io.github.dblock.LostLeasePolicy;
+import java.lang.reflect.UndeclaredThrowableException;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.regex.Pattern;
+
+import io.github.dblock.engine.LockEngine;
+import io.github.dblock.LockRequest;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Programmatic access to db-lock, in the spirit of Spring's {@code TransactionTemplate}.
+ * Keys given here are stored as {@code [key-prefix:]key}. A {@code null} wait means
+ * {@code db-lock.default-wait}; a {@code null} lease means {@code db-lock.default-lease},
+ * renewed by a watchdog for as long as the lock is held, whereas a given lease is fixed
+ * and ends on time even if the holder still runs.
+ *
+ * <pre class="code">
+ * Receipt receipt = template.execute("order:" + id, () -> payments.charge(id));
+ * </pre>
+ */
+public class DbLockTemplate {
+
+	private static final Pattern KEY_PREFIX = Pattern.compile("[A-Za-z0-9_.\\-]{0,64}");
+
+	private final LockEngine engine;
+
+	private final String keyPrefix;
+
+	private final Duration defaultWait;
+
+	private final Duration defaultLease;
+
+	private final LostLeasePolicy onLostLease;
+
+	/** The handles each thread holds through {@link #obtain} locks, by key. */
+	private final ThreadLocal<Map<String, ArrayDeque<LockHandle>>> lockHandles = ThreadLocal.withInitial(HashMap::new);
+
+	/**
+	 * Creates a template that throws {@link LockLostException} for a lost lease.
+	 * @param engine the engine
+	 * @param keyPrefix prepended to every key with a colon; empty for none. Letters,
+	 * digits, {@code _ . -}, at most 64 characters
+	 * @param defaultWait the wait when none is given
+	 * @param defaultLease the lease when none is given
+	 */
+	public DbLockTemplate(LockEngine engine, String keyPrefix, Duration defaultWait, Duration defaultLease) {
+		this(engine, keyPrefix, defaultWait, defaultLease, LostLeasePolicy.THROW);
+	}
+
+	/**
+	 * Creates a template.
+	 * @param engine the engine
+	 * @param keyPrefix prepended to every key with a colon; empty for none. Letters,
+	 * digits, {@code _ . -}, at most 64 characters
+	 * @param defaultWait the wait when none is given
+	 * @param defaultLease the lease when none is given
+	 * @param onLostLease what {@code execute} does when the lease was lost while the action
+	 * ran
+	 */
+	public DbLockTemplate(LockEngine engine, String keyPrefix, Duration defaultWait, Duration defaultLease,
+			LostLeasePolicy onLostLease) {
+		if (!KEY_PREFIX.matcher(keyPrefix).matches()) {
+			throw new IllegalArgumentException("Invalid db-lock key prefix '" + keyPrefix
+					+ "': expected letters, digits, '_', '.' or '-', at most 64 characters");
+		}
+		if (defaultWait.isNegative()) {
+			throw new IllegalArgumentException("db-lock default wait must not be negative, got " + defaultWait);
+		}
+		if (defaultLease.isNegative() || defaultLease.isZero()) {
+			throw new IllegalArgumentException("db-lock default lease must be positive, got " + defaultLease);
+		}
+		this.engine = engine;
+		this.keyPrefix = keyPrefix.isEmpty() ? "" : keyPrefix + ":";
+		this.defaultWait = defaultWait;
+		this.defaultLease = defaultLease;
+		this.onLostLease = onLostLease;
+	}
+
+	/**
+	 * Acquires a lock, waiting while another owner holds it.
+	 * @param key the key, without the prefix
+	 * @param wait how long to wait; {@code null} for the default
+	 * @param lease a fixed lease; {@code null} for the default lease, renewed while held
+	 * @return the handle; close it to release
+	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
+	 */
+	public LockHandle acquire(String key, @Nullable Duration wait, @Nullable Duration lease) {
+		return acquire(key, wait, lease, Duration.ZERO);
+	}
+
+	/**
+	 * Acquires a lock that stays taken for at least {@code minimumHold} after acquisition,
+	 * even if released sooner, so that a scheduled job on nodes whose clocks or schedules
+	 * differ a little runs once (the lease then ends on its own, no thread waits for it).
+	 * @param key the key, without the prefix
+	 * @param wait how long to wait; {@code null} for the default
+	 * @param lease a fixed lease; {@code null} for the default lease, renewed while held
+	 * @param minimumHold the minimum time the lock stays taken; zero for none
+	 * @return the handle; close it to release
+	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
+	 */
+	public LockHandle acquire(String key, @Nullable Duration wait, @Nullable Duration lease, Duration minimumHold) {
+		return this.engine.acquire(request(key, (wait != null) ? wait : this.defaultWait, lease, minimumHold));
+	}
+
+	/**
+	 * Acquires a lock in a mode: in the {@link DbLockMode#LEASE lease mode} with the default
+	 * lease, renewed while held; in the {@link DbLockMode#TRANSACTION transaction mode} in the
+	 * thread's current Spring transaction, ended by its commit or rollback (closing the
+	 * handle ends nothing); in the {@link DbLockMode#NAMED named mode} on a connection that
+	 * holds it until the handle is closed; in the {@link DbLockMode#READ read},
+	 * {@link DbLockMode#WRITE write} and {@link DbLockMode#FAIR fair} modes with the default
+	 * lease, renewed while held (the fair mode in arrival order).
+	 * <pre class="code">
+	 * &#64;Transactional
+	 * public void pay(long orderId) {
+	 *     LockHandle lock = template.acquire(DbLockMode.TRANSACTION, "order:" + orderId, Duration.ofSeconds(3));
+	 *     orders.markPaid(orderId, lock.fencingToken());
+	 * } // the commit releases the lock
+	 * </pre>
+	 * @param mode how the lock is held
+	 * @param key the key, without the prefix
+	 * @param wait how long to wait; {@code null} for the default
+	 * @return the handle
+	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
+	 * @throws DbLockException in the transaction mode, if no transaction is active
+	 */
+	public LockHandle acquire(DbLockMode mode, String key, @Nullable Duration wait) {
+		return acquire(mode, key, wait, null);
+	}
+
+	/**
+	 * Acquires a lock in a mode with a given lease: in the modes whose holders have a lease
+	 * ({@link DbLockMode#hasLease()}: lease, read, write and fair), a fixed lease, or the
+	 * default lease renewed while held for {@code null}; the other modes have no lease and
+	 * take only {@code null}. See {@link #acquire(DbLockMode, String, Duration)}.
+	 * <pre class="code">
+	 * try (LockHandle lock = template.acquire(DbLockMode.READ, "rates", null, null)) {
+	 *     return rates.current(); // readers of "rates" run together; a WRITE lock waits for them
+	 * }
+	 * try (LockHandle turn = template.acquire(DbLockMode.FAIR, "export", Duration.ofMinutes(1), null)) {
+	 *     exports.runNext(turn.fencingToken()); // in the order the callers arrived
+	 * }
+	 * </pre>
+	 * @param mode how the lock is held
+	 * @param key the key, without the prefix
+	 * @param wait how long to wait; {@code null} for the default
+	 * @param lease a fixed lease; {@code null} for the default lease, renewed while held
+	 * @return the handle
+	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
+	 * @throws DbLockException for a lease in a mode that has none, and in the transaction
+	 * mode if no transaction is active
+	 */
+	public LockHandle acquire(DbLockMode mode, String key, @Nullable Duration wait, @Nullable Duration lease) {
+		if (lease != null && !mode.hasLease()) {
+			throw new DbLockException("Lock '" + key + "' in the " + mode + " mode has no lease, got " + lease);
+		}
+		return this.engine.acquire(request(mode, key, (wait != null) ? wait : this.defaultWait, lease, Duration.ZERO));
+	}
+
+	/**
+	 * Acquires a lock in a mode if no other owner holds it, without waiting; see
+	 * {@link #acquire(DbLockMode, String, Duration)}.
+	 * @param mode how the lock is held
+	 * @param key the key, without the prefix
+	 * @return the handle, or empty if the lock is held
+	 */
+	public Optional<LockHandle> tryAcquire(DbLockMode mode, String key) {
+		return this.engine.tryAcquire(request(mode, key, Duration.ZERO, null, Duration.ZERO));
+	}
+
+	/**
+	 * Runs an action while holding a lock in a mode; see
+	 * {@link #acquire(DbLockMode, String, Duration)}. In the transaction mode the action runs
+	 * in the caller's transaction and the lock ends with it, not with the action.
+	 * @param <T> the action's result type
+	 * @param mode how the lock is held
+	 * @param key the key, without the prefix
+	 * @param wait how long to wait; {@code null} for the default
+	 * @param action the action
+	 * @return the action's result
+	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
+	 * @throws LockLostException if the lock was lost while the action ran, per policy
+	 * @throws LockReleaseException if the release could not be confirmed (with the action's
+	 * result; added as suppressed to the action's exception if it threw)
+	 * @throws UndeclaredThrowableException wrapping a checked exception of the action
+	 */
+	public <T> @Nullable T execute(DbLockMode mode, String key, @Nullable Duration wait,
+			Callable<? extends @Nullable T> action) {
+		return callHolding(acquire(mode, key, wait), action);
+	}
+
+	/**
+	 * Acquires a lock if no other owner holds it, without waiting.
+	 * @param key the key, without the prefix
+	 * @param lease a fixed lease; {@code null} for the default lease, renewed while held
+	 * @return the handle, or empty if the lock is held
+	 */
+	public Optional<LockHandle> tryAcquire(String key, @Nullable Duration lease) {
+		return this.engine.tryAcquire(request(key, Duration.ZERO, lease, Duration.ZERO));
+	}
+
+	/**
+	 * Runs an action while holding a lock with the default wait and a renewed lease.
+	 * @param <T> the action's result type
+	 * @param key the key, without the prefix
+	 * @param action the action
+	 * @return the action's result
+	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
+	 * @throws LockLostException if the lease was lost while the action ran, per policy
+	 * @throws LockReleaseException if the release could not be confirmed (with the action's
+	 * result; added as suppressed to the action's exception if it threw)
+	 * @throws UndeclaredThrowableException wrapping a checked exception of the action
+	 */
+	public <T> @Nullable T execute(String key, Callable<? extends @Nullable T> action) {
+		return execute(key, null, null, action);
+	}
+
+	/**
+	 * Runs an action while holding a lock with the default wait and a renewed lease.
+	 * @param key the key, without the prefix
+	 * @param action the action
+	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
+	 * @throws LockLostException if the lease was lost while the action ran, per policy
+	 * @throws LockReleaseException if the release could not be confirmed (with the action's
+	 * result; added as suppressed to the action's exception if it threw)
+	 */
+	public void execute(String key, Runnable action) {
+		execute(key, null, null, action);
+	}
+
+	/**
+	 * Runs an action while holding a lock, and releases it afterwards.
+	 * @param <T> the action's result type
+	 * @param key the key, without the prefix
+	 * @param wait how long to wait; {@code null} for the default
+	 * @param lease a fixed lease; {@code null} for the default lease, renewed while held
+	 * @param action the action
+	 * @return the action's result
+	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
+	 * @throws LockLostException if the lease was lost while the action ran, per policy
+	 * @throws LockReleaseException if the release could not be confirmed (with the action's
+	 * result; added as suppressed to the action's exception if it threw)
+	 * @throws UndeclaredThrowableException wrapping a checked exception of the action;
+	 * unchecked exceptions and errors pass as they are
+	 */
+	public <T> @Nullable T execute(String key, @Nullable Duration wait, @Nullable Duration lease,
+			Callable<? extends @Nullable T> action) {
+		return callHolding(acquire(key, wait, lease), action);
+	}
+
+	/**
+	 * Runs an action while holding a lock, and releases it afterwards.
+	 * @param key the key, without the prefix
+	 * @param wait how long to wait; {@code null} for the default
+	 * @param lease a fixed lease; {@code null} for the default lease, renewed while held
+	 * @param action the action
+	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
+	 * @throws LockLostException if the lease was lost while the action ran, per policy
+	 * @throws LockReleaseException if the release could not be confirmed (with the action's
+	 * result; added as suppressed to the action's exception if it threw)
+	 */
+	public void execute(String key, @Nullable Duration wait, @Nullable Duration lease, Runnable action) {
+		callHolding(acquire(key, wait, lease), asCallable(action));
+	}
+
+	/**
+	 * Runs an action if the lock can be had without waiting, with a renewed lease.
+	 * @param <T> the action's result type
+	 * @param key the key, without the prefix
+	 * @param action the action
+	 * @return the action's result, or empty if the lock was held (or the action returned
+	 * {@code null})
+	 * @throws LockLostException if the lease was lost while the action ran, per policy
+	 * @throws LockReleaseException if the release could not be confirmed (with the action's
+	 * result; added as suppressed to the action's exception if it threw)
+	 */
+	public <T> Optional<T> tryExecute(String key, Callable<? extends @Nullable T> action) {
+		return tryAcquire(key, null).map((handle) -> callHolding(handle, action));
+	}
+
+	/**
+	 * Runs an action if the lock can be had without waiting, with a renewed lease.
+	 * @param key the key, without the prefix
+	 * @param action the action
+	 * @return whether the action ran
+	 * @throws LockLostException if the lease was lost while the action ran, per policy
+	 * @throws LockReleaseException if the release could not be confirmed (with the action's
+	 * result; added as suppressed to the action's exception if it threw)
+	 */
+	public boolean tryExecute(String key, Runnable action) {
+		Optional<LockHandle> handle = tryAcquire(key, null);
+		handle.ifPresent((held) -> callHolding(held, asCallable(action)));
+		return handle.isPresent();
+	}
+
+	/**
+	 * A {@link Lock} for code written against the JDK's lock interface, with the default
+	 * lease renewed while held. {@code lock()} waits until acquired, {@code tryLock()}
+	 * makes one attempt; interrupts are honoured as the interface says. Reentrant for the
+	 * thread that holds it; {@code unlock()} from another thread throws
+	 * {@link IllegalMonitorStateException}; conditions are not supported. Every call for
+	 * one key gives a lock that acts as the same one: {@code obtain(k).lock()} then
+	 * {@code obtain(k).unlock()} releases.
+	 * @param key the key, without the prefix
+	 * @return the lock
+	 */
+	public Lock obtain(String key) {
+		storedKey(key);
+		return new DbLockLock(this, key, DbLockMode.LEASE, this.lockHandles);
+	}
+
+	/**
+	 * A {@link ReadWriteLock} for code written against the JDK's interface: its read lock
+	 * takes the key in the {@link DbLockMode#READ read mode}, its write lock in the
+	 * {@link DbLockMode#WRITE write mode}, each with the default lease renewed while held and
+	 * otherwise as {@link #obtain} does. A thread that holds the write lock may take the read
+	 * lock (it counts on the write lock, whose row stays until both are unlocked); a thread
+	 * that holds only the read lock and asks for the write lock gets a
+	 * {@link LockUpgradeException}. Every call for one key gives locks that act as the same.
+	 * @param key the key, without the prefix
+	 * @return the read/write lock
+	 */
+	public ReadWriteLock readWriteLock(String key) {
+		storedKey(key);
+		DbLockLock read = new DbLockLock(this, key, DbLockMode.READ, this.lockHandles);
+		DbLockLock write = new DbLockLock(this, key, DbLockMode.WRITE, this.lockHandles);
+		return new ReadWriteLock() {
+
+			@Override
+			public Lock readLock() {
+				return read;
+			}
+
+			@Override
+			public Lock writeLock() {
+				return write;
+			}
+
+			@Override
+			public String toString() {
+				return "DbLockReadWriteLock[" + key + "]";
+			}
+
+		};
+	}
+
+	/**
+	 * Applies the lost-lease policy to a released handle: for code that acquires with
+	 * {@link #acquire} and wants the same report as {@code execute}.
+	 * @param <T> the result type
+	 * @param handle the handle, closed
+	 * @param result what the work under the lock returned
+	 * @return the result
+	 * @throws LockLostException if the lease was lost and the policy is
+	 * {@link LostLeasePolicy#THROW} or {@link LostLeasePolicy#ROLLBACK}
+	 */
+	public <T> @Nullable T checkNotLost(LockHandle handle, @Nullable T result) {
+		if (this.onLostLease != LostLeasePolicy.LOG && handle.lostSince().isPresent()) {
+			throw new LockLostException(handle.key(), handle.lostSince().get(), result);
+		}
+		return result;
+	}
+
+	/**
+	 * The key as stored: {@code [key-prefix:]key}, checked against the lock table.
+	 * @param key the key, without the prefix
+	 * @return the stored key
+	 * @throws DbLockException if the key is blank or too long
+	 */
+	public String storedKey(String key) {
+		if (key == null || key.isBlank()) {
+			throw new DbLockException("Lock key must not be blank, got '" + key + "'");
+		}
+		String stored = this.keyPrefix + key;
+		this.engine.checkKey(stored);
+		return stored;
+	}
+
+	LockEngine engine() {
+		return this.engine;
+	}
+
+	LockRequest request(String key, Duration wait, @Nullable Duration lease, Duration minimumHold) {
+		return request(DbLockMode.LEASE, key, wait, lease, minimumHold);
+	}
+
+	LockRequest request(DbLockMode mode, String key, Duration wait, @Nullable Duration lease, Duration minimumHold) {
+		return new LockRequest(storedKey(key), wait, (lease != null) ? lease : this.defaultLease, lease == null,
+				minimumHold, mode);
+	}
+
+	private <T> @Nullable T callHolding(LockHandle handle, Callable<? extends @Nullable T> action) {
+		T result;
+		try {
+			result = action.call();
+		}
+		catch (RuntimeException | Error ex) {
+			closeAfterFailure(handle, ex);
+			throw ex;
+		}
+		catch (Exception ex) {
+			closeAfterFailure(handle, ex);
+			throw new UndeclaredThrowableException(ex);
+		}
+		return release(handle, result);
+	}
+
+	/**
+	 * Releases a handle after the work under it returned.
+	 * @param <T> the result type
+	 * @param handle the handle
+	 * @param result what the work returned
+	 * @return the handle, closed
+	 * @throws LockReleaseException if the release could not be confirmed, carrying the
+	 * result
+	 */
+	public static <T> LockHandle close(LockHandle handle, @Nullable T result) {
+		try {
+			handle.close();
+		}
+		catch (LockReleaseException ex) {
+			throw ex.withResult(result);
+		}
+		return handle;
+	}
+
+	/**
+	 * Releases a handle after the work under it returned, and applies the lost-lease policy
+	 * ({@link #checkNotLost}). A lease that was lost is reported as such even when its
+	 * release could not be confirmed too (a stalled database does both): the
+	 * {@link LockLostException}, with the {@link LockReleaseException} added as suppressed.
+	 * @param <T> the result type
+	 * @param handle the handle
+	 * @param result what the work returned
+	 * @return the result
+	 * @throws LockLostException per the lost-lease policy
+	 * @throws LockReleaseException if the release could not be confirmed, carrying the
+	 * result
+	 */
+	public <T> @Nullable T release(LockHandle handle, @Nullable T result) {
+		try {
+			close(handle, result);
+		}
+		catch (LockReleaseException ex) {
+			try {
+				checkNotLost(handle, result);
+			}
+			catch (LockLostException lost) {
+				lost.addSuppressed(ex);
+				throw lost;
+			}
+			throw ex;
+		}
+		return checkNotLost(handle, result);
+	}
+
+	/**
+	 * Releases a handle after the work under it threw: a release that could not be confirmed
+	 * is added to the work's exception as suppressed, which is then to be thrown.
+	 * @param handle the handle
+	 * @param failure what the work threw
+	 */
+	public static void closeAfterFailure(LockHandle handle, Throwable failure) {
+		try {
+			handle.close();
+		}
+		catch (RuntimeException ex) {
+			failure.addSuppressed(ex);
+		}
+	}
+
+	private static Callable<@Nullable Object> asCallable(Runnable action) {
+		return () -> {
+			action.run();
+			return null;
+		};
+	}
+
+}
