@@ -6,8 +6,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
@@ -44,11 +42,9 @@ import org.springframework.dao.DataAccessException;
  * <li>A thread that holds a key takes it again with no statement.</li>
  * </ul>
  */
-final class FairMode implements AutoCloseable {
+final class FairMode extends AbstractLockStrategy {
 
 	private static final Log logger = LogFactory.getLog(FairMode.class);
-
-	private static final long SHUTDOWN_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
 	private final FairLockRepository queue;
 
@@ -67,9 +63,7 @@ final class FairMode implements AutoCloseable {
 	/** The tickets failed enqueues may have written. */
 	private final Orphans orphans;
 
-	private volatile boolean closed;
-
-	FairMode(FairLockRepository queue, LockEngineSettings settings, Events events) {
+		FairMode(FairLockRepository queue, LockEngineSettings settings, Events events) {
 		this.queue = queue;
 		this.orphans = new Orphans("tickets", queue::abandonAll);
 		this.settings = settings;
@@ -83,7 +77,13 @@ final class FairMode implements AutoCloseable {
 	 * @return the handle, or {@code null} if the wait ran out before the key's turn came
 	 * @throws InterruptedException if interrupted while waiting (the ticket is deleted)
 	 */
-	@Nullable LockHandle acquire(LockRequest request) throws InterruptedException {
+	@Override
+	public List<DbLockMode> modes() {
+		return List.of(DbLockMode.FAIR);
+	}
+
+	@Override
+	public @Nullable LockHandle acquire(LockRequest request) throws InterruptedException {
 		String key = request.key();
 		this.availability.check(key);
 		long deadline = System.nanoTime() + request.waitTime().toNanos();
@@ -110,7 +110,7 @@ final class FairMode implements AutoCloseable {
 				return null;
 			}
 			kept = true;
-			if (this.closed) {
+			if (isClosed()) {
 				// taken while the mode shut down: given back, so that nothing of this JVM's stays
 				releaseQuietly(held);
 				refuseIfClosed(key);
@@ -135,7 +135,7 @@ final class FairMode implements AutoCloseable {
 			long lastHead = 0;
 			boolean first = true;
 			for (int attempt = 0;; attempt++) {
-				if (this.closed || (!first && deadline - System.nanoTime() <= 0)) {
+				if (isClosed() || (!first && deadline - System.nanoTime() <= 0)) {
 					return null;
 				}
 				first = false;
@@ -176,10 +176,7 @@ final class FairMode implements AutoCloseable {
 				if (remaining <= 0) {
 					return null;
 				}
-				LockSupport.parkNanos(this, Math.min(pause, remaining));
-				if (Thread.interrupted()) {
-					throw new InterruptedException();
-				}
+				park(Math.min(pause, remaining));
 			}
 		}
 		finally {
@@ -342,16 +339,13 @@ final class FairMode implements AutoCloseable {
 		return failure;
 	}
 
-	/**
-	 * Why the fair mode cannot be used with this database, checked now.
-	 * @return the reason, or empty if it can
-	 */
-	Optional<String> unavailable() {
+	@Override
+	public Optional<String> unavailable() {
 		return this.availability.now();
 	}
 
-	/** Adds the locks held now. */
-	void held(List<HeldKey> held, long now) {
+	@Override
+	public void held(List<HeldKey> held, long now) {
 		for (FairKey local : this.keys.values()) {
 			FairTicket holder = local.holder;
 			if (holder != null && !holder.done) {
@@ -361,19 +355,13 @@ final class FairMode implements AutoCloseable {
 		}
 	}
 
-	/** How many threads of this JVM wait for a key. */
-	int waiting() {
+	@Override
+	public int waiting() {
 		int waiting = 0;
 		for (FairKey local : this.keys.values()) {
 			waiting += local.waiting();
 		}
 		return waiting;
-	}
-
-	private void refuseIfClosed(String key) {
-		if (this.closed) {
-			throw new DbLockException("Could not acquire fair lock '" + key + "': the lock engine is shut down");
-		}
 	}
 
 	private FairKey enter(String key) {
@@ -388,33 +376,16 @@ final class FairMode implements AutoCloseable {
 		this.keys.computeIfPresent(local.key, (k, current) -> (--current.users == 0) ? null : current);
 	}
 
-	/**
-	 * Refuses new acquisitions and sends the waiting threads away (their tickets deleted);
-	 * gives holders up to {@code grace} to release, then releases what is still held
-	 * (marked lost) and stops the renewal.
-	 * @param grace how long holders may still work
-	 */
-	void shutdown(Duration grace) {
-		this.closed = true;
+	/** Sends the waiting threads away: their tickets are deleted. */
+	@Override
+	protected void wakeWaiters() {
 		for (FairKey local : this.keys.values()) {
 			local.wakeAll();
 		}
-		long deadline = System.nanoTime() + grace.toNanos();
-		while (holding() && System.nanoTime() - deadline < 0) {
-			LockSupport.parkNanos(SHUTDOWN_CHECK_NANOS);
-		}
-		for (FairKey local : this.keys.values()) {
-			FairTicket holder = local.holder;
-			if (holder != null) {
-				holder.lost("the application shut down while it was held; its ticket is deleted", true);
-				releaseQuietly(holder);
-			}
-		}
-		this.renewal.close();
-		this.orphans.close();
 	}
 
-	private boolean holding() {
+	@Override
+	protected boolean holding() {
 		for (FairKey local : this.keys.values()) {
 			if (local.holder != null) {
 				return true;
@@ -424,8 +395,20 @@ final class FairMode implements AutoCloseable {
 	}
 
 	@Override
-	public void close() {
-		shutdown(Duration.ZERO);
+	protected void endHolds() {
+		for (FairKey local : this.keys.values()) {
+			FairTicket holder = local.holder;
+			if (holder != null) {
+				holder.lost("the application shut down while it was held; its ticket is deleted", true);
+				releaseQuietly(holder);
+			}
+		}
+	}
+
+	@Override
+	protected void stop() {
+		this.renewal.close();
+		this.orphans.close();
 	}
 
 }

@@ -9,6 +9,9 @@ import java.util.function.Consumer;
 import io.github.dblock.LockHandle;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
 /**
  * One local acquisition of a lease, by one thread, with its reentrant count; the lease is
  * released (or handed on) when the count comes back to zero.
@@ -87,7 +90,7 @@ final class Hold {
 	 * Marks it as waiting for a transaction to complete, once.
 	 * @return whether it was not marked already
 	 */
-	synchronized boolean defer() {
+	private synchronized boolean defer() {
 		if (this.deferred) {
 			return false;
 		}
@@ -99,9 +102,33 @@ final class Hold {
 	 * Ends the wait for the transaction.
 	 * @return whether it is to be released now: not taken again meanwhile
 	 */
-	synchronized boolean completed() {
+	private synchronized boolean completed() {
 		this.deferred = false;
 		return this.count.get() == 0;
+	}
+
+	/**
+	 * Runs its release now, or, inside a transaction, once the transaction has completed
+	 * (the data written under the lock commits with it, and the next holder must see it),
+	 * unless it was taken again meanwhile. It stays held until then.
+	 * @param release what ends it
+	 */
+	void releaseAfterTransaction(Runnable release) {
+		if (TransactionSynchronizationManager.isSynchronizationActive()
+				&& TransactionSynchronizationManager.isActualTransactionActive()) {
+			if (defer()) {
+				TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+					@Override
+					public void afterCompletion(int status) {
+						if (completed()) {
+							release.run();
+						}
+					}
+				});
+			}
+			return;
+		}
+		release.run();
 	}
 
 	void countDown() {

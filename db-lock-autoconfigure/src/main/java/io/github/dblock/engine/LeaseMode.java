@@ -49,8 +49,14 @@ final class LeaseMode implements LockMode {
 		this.orphans.close();
 	}
 
-	@Override
-	public @Nullable Lease acquire(LockRequest request) {
+	/**
+	 * One attempt to take a key, with a fresh owner id; an attempt whose statement was sent
+	 * and failed is cleaned up by its owner id ({@link Orphans}).
+	 * @param request what is asked
+	 * @return the lease, or {@code null} if another owner holds the key
+	 * @throws DbLockException if the database failed
+	 */
+	@Nullable Lease acquire(LockRequest request) {
 		String owner = this.ownerIds.next();
 		try {
 			return this.repository.tryAcquire(request.key(), owner, request.lease()).orElse(null);

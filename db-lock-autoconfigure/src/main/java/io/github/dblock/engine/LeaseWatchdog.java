@@ -51,7 +51,7 @@ final class LeaseWatchdog implements AutoCloseable {
 	/** The lease that ends first, first. */
 	private static final Comparator<HeldLease> BY_REMAINING = Comparator.comparingLong(HeldLease::remainingNanos);
 
-	private final LockMode mode;
+	private final Renewer mode;
 
 	private final ScheduledThreadPoolExecutor executor;
 
@@ -63,7 +63,7 @@ final class LeaseWatchdog implements AutoCloseable {
 
 	private @Nullable ScheduledFuture<?> checker;
 
-	LeaseWatchdog(LockMode mode) {
+	LeaseWatchdog(Renewer mode) {
 		this.mode = mode;
 		CustomizableThreadFactory threads = new CustomizableThreadFactory("db-lock-watchdog-");
 		threads.setDaemon(true);

@@ -11,12 +11,12 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockHandle;
+import io.github.dblock.LockRequest;
 import io.github.dblock.jdbc.ConnectionLockRepository;
 import io.github.dblock.jdbc.ConnectionLockRepository.NamedLock;
 import org.apache.commons.logging.Log;
@@ -40,7 +40,7 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * lost and logged at ERROR. Between two checks, a handle cannot know.</li>
  * </ul>
  */
-final class NamedMode implements AutoCloseable {
+final class NamedMode extends AbstractLockStrategy {
 
 	private static final Log logger = LogFactory.getLog(NamedMode.class);
 
@@ -63,9 +63,7 @@ final class NamedMode implements AutoCloseable {
 
 	private final OwnerIds ownerIds = new OwnerIds();
 
-	private volatile boolean closed;
-
-	NamedMode(ConnectionLockRepository repository, Backoff backoff, Events events) {
+		NamedMode(ConnectionLockRepository repository, Backoff backoff, Events events) {
 		this.repository = repository;
 		this.events = events;
 		this.backoff = backoff;
@@ -82,7 +80,15 @@ final class NamedMode implements AutoCloseable {
 	 * Takes a key's named lock.
 	 * @return the handle, or {@code null} if another session held it for the whole wait
 	 */
-	@Nullable LockHandle acquire(String key, Duration wait) throws InterruptedException {
+	@Override
+	public List<DbLockMode> modes() {
+		return List.of(DbLockMode.NAMED);
+	}
+
+	@Override
+	public @Nullable LockHandle acquire(LockRequest request) throws InterruptedException {
+		String key = request.key();
+		Duration wait = request.waitTime();
 		this.availability.check(key);
 		long deadline = System.nanoTime() + wait.toNanos();
 		LocalNamed local = enter(key);
@@ -120,7 +126,7 @@ final class NamedMode implements AutoCloseable {
 			local.hold = hold;
 			this.held.add(hold);
 			kept = true;
-			if (this.closed) {
+			if (isClosed()) {
 				// taken while the mode shut down: given back, so that no connection stays pinned
 				release(hold);
 				refuseIfClosed(key);
@@ -148,30 +154,19 @@ final class NamedMode implements AutoCloseable {
 			if (lock != null) {
 				return lock;
 			}
-			remaining = deadline - System.nanoTime();
-			if (remaining <= 0 || this.closed) {
+			if (deadline - System.nanoTime() <= 0 || isClosed()) {
 				return null;
 			}
 			this.events.contended(key, DbLockMode.NAMED);
-			LockSupport.parkNanos(this, Math.min(this.backoff.delayNanos(attempt), remaining));
-			if (Thread.interrupted()) {
-				throw new InterruptedException();
+			if (!pause(this.backoff, attempt, deadline)) {
+				return null;
 			}
 		}
 	}
 
-	/**
-	 * Why named locks cannot be used with this database, checked now.
-	 * @return the reason, or empty if they can
-	 */
-	Optional<String> unavailable() {
+	@Override
+	public Optional<String> unavailable() {
 		return this.availability.now();
-	}
-
-	private void refuseIfClosed(String key) {
-		if (this.closed) {
-			throw new DbLockException("Could not acquire named lock '" + key + "': the lock engine is shut down");
-		}
 	}
 
 	private LocalNamed enter(String key) {
@@ -216,8 +211,8 @@ final class NamedMode implements AutoCloseable {
 		}
 	}
 
-	/** Adds the locks held now. */
-	void held(List<HeldKey> held, long now) {
+	@Override
+	public void held(List<HeldKey> held, long now) {
 		for (NamedHold hold : this.held) {
 			if (!hold.done) {
 				held.add(new HeldKey(hold.key, DbLockMode.NAMED, hold.thread.getName(),
@@ -226,8 +221,8 @@ final class NamedMode implements AutoCloseable {
 		}
 	}
 
-	/** How many threads wait for a key another thread of this JVM holds or asks for. */
-	int waiting() {
+	@Override
+	public int waiting() {
 		int waiting = 0;
 		for (LocalNamed local : this.keys.values()) {
 			waiting += local.permit.getQueueLength();
@@ -254,32 +249,30 @@ final class NamedMode implements AutoCloseable {
 		}
 	}
 
-	/**
-	 * Refuses new acquisitions and the threads waiting for a key, at once; gives holders up
-	 * to {@code grace} to release, then releases what is still held (marked lost) and stops
-	 * the checks.
-	 * @param grace how long holders may still work
-	 */
-	void shutdown(Duration grace) {
-		this.closed = true;
+	@Override
+	protected void wakeWaiters() {
 		for (LocalNamed local : this.keys.values()) {
 			// one more permit: each waiter in turn gets in, finds the mode shut down and passes it on
 			local.permit.release();
 		}
-		long deadline = System.nanoTime() + grace.toNanos();
-		while (!this.held.isEmpty() && System.nanoTime() - deadline < 0) {
-			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
-		}
+	}
+
+	@Override
+	protected boolean holding() {
+		return !this.held.isEmpty();
+	}
+
+	@Override
+	protected void endHolds() {
 		for (NamedHold hold : this.held) {
 			hold.lost("the application shut down while it was held; it is released");
 			release(hold);
 		}
-		this.checker.shutdownNow();
 	}
 
 	@Override
-	public void close() {
-		shutdown(Duration.ZERO);
+	protected void stop() {
+		this.checker.shutdownNow();
 	}
 
 	/** The threads of this JVM that want one key. */

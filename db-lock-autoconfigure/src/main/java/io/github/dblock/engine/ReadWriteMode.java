@@ -12,7 +12,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.LockSupport;
 
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
@@ -28,8 +27,6 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.CannotGetJdbcConnectionException;
-import org.springframework.transaction.support.TransactionSynchronization;
-import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * The read/write modes ({@link DbLockMode#READ}, {@link DbLockMode#WRITE}): every
@@ -53,11 +50,9 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * the next local writer holds back, as in the lease mode ({@link LocalTurn}), so that
  * another JVM gets the key within its wait.
  */
-final class ReadWriteMode implements AutoCloseable {
+final class ReadWriteMode extends AbstractLockStrategy {
 
 	private static final Log logger = LogFactory.getLog(ReadWriteMode.class);
-
-	private static final long SHUTDOWN_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
 	private final ReadWriteLockRepository repository;
 
@@ -85,9 +80,7 @@ final class ReadWriteMode implements AutoCloseable {
 
 	private final Availability availability;
 
-	private volatile boolean closed;
-
-	ReadWriteMode(ReadWriteLockRepository repository, LockEngineSettings settings, Events events) {
+		ReadWriteMode(ReadWriteLockRepository repository, LockEngineSettings settings, Events events) {
 		this.repository = repository;
 		this.orphans = new Orphans("rows and intents", this::withdrawAll);
 		this.settings = settings;
@@ -98,11 +91,13 @@ final class ReadWriteMode implements AutoCloseable {
 		this.availability = new Availability("read/write", repository::unavailable);
 	}
 
-	/**
-	 * Why the read/write modes cannot be used with this database, checked now.
-	 * @return the reason, or empty if they can
-	 */
-	Optional<String> unavailable() {
+	@Override
+	public List<DbLockMode> modes() {
+		return List.of(DbLockMode.READ, DbLockMode.WRITE);
+	}
+
+	@Override
+	public Optional<String> unavailable() {
 		return this.availability.now();
 	}
 
@@ -111,7 +106,8 @@ final class ReadWriteMode implements AutoCloseable {
 	 * @return the handle, or {@code null} if the key stayed taken for the whole wait
 	 * @throws LockUpgradeException if the thread holds the key for reading and asks to write
 	 */
-	@Nullable LockHandle acquire(LockRequest request) throws InterruptedException {
+	@Override
+	public @Nullable LockHandle acquire(LockRequest request) throws InterruptedException {
 		String key = request.key();
 		boolean write = request.mode() == DbLockMode.WRITE;
 		ThreadKey threadKey = new ThreadKey(key, Thread.currentThread());
@@ -144,7 +140,7 @@ final class ReadWriteMode implements AutoCloseable {
 		ReadWriteHold held = new ReadWriteHold(threadKey, write, lease, request, taken.local());
 		Hold hold = held.hold;
 		this.holds.put(threadKey, held);
-		if (this.closed) {
+		if (isClosed()) {
 			// taken while the engine shut down: given back, so that nothing of this JVM's stays
 			try {
 				end(held);
@@ -162,7 +158,7 @@ final class ReadWriteMode implements AutoCloseable {
 
 	private @Nullable Taken read(LockRequest request, long deadline) throws InterruptedException {
 		for (int attempt = 0;; attempt++) {
-			if (this.closed) {
+			if (isClosed()) {
 				return null;
 			}
 			// a fresh owner per attempt: a row left by a failed attempt never blocks the next
@@ -182,7 +178,7 @@ final class ReadWriteMode implements AutoCloseable {
 			if (lease != null) {
 				return new Taken(lease, sentAt, null);
 			}
-			if (!pause(attempt, deadline)) {
+			if (!pause(this.settings.backoff(), attempt, deadline)) {
 				return null;
 			}
 		}
@@ -225,7 +221,7 @@ final class ReadWriteMode implements AutoCloseable {
 		boolean taken = false;
 		try {
 			for (int attempt = 0;; attempt++) {
-				if (this.closed) {
+				if (isClosed()) {
 					return null;
 				}
 				long sentAt = System.nanoTime();
@@ -246,7 +242,7 @@ final class ReadWriteMode implements AutoCloseable {
 					return new Taken(result.lease(), sentAt, local);
 				}
 				again = result.intent();
-				if (!pause(attempt, deadline)) {
+				if (!pause(this.settings.backoff(), attempt, deadline)) {
 					return null;
 				}
 			}
@@ -256,40 +252,6 @@ final class ReadWriteMode implements AutoCloseable {
 				withdraw(request.key(), owner, request.lease());
 			}
 		}
-	}
-
-	/**
-	 * Waits until {@code until} (0 for not at all) or the deadline, whichever is first: after
-	 * a cede, so that the other owner's next attempt comes first.
-	 */
-	private void holdBack(long until, long deadline) throws InterruptedException {
-		if (until == 0) {
-			return;
-		}
-		for (long now = System.nanoTime(); now - until < 0 && now - deadline < 0 && !this.closed; now = System.nanoTime()) {
-			LockSupport.parkNanos(this, Math.min(until - now, deadline - now));
-			if (Thread.interrupted()) {
-				throw new InterruptedException();
-			}
-		}
-	}
-
-	/** Waits before the next attempt; {@code false} if the wait ran out or the mode shut down. */
-	private boolean pause(int attempt, long deadline) throws InterruptedException {
-		long remaining = deadline - System.nanoTime();
-		if (remaining <= 0 || this.closed) {
-			return false;
-		}
-		LockSupport.parkNanos(this, Math.min(this.settings.backoff().delayNanos(attempt), remaining));
-		if (Thread.interrupted()) {
-			throw new InterruptedException();
-		}
-		return !this.closed;
-	}
-
-	private static DbLockException failed(LockRequest request, DataAccessException ex) {
-		return new DbLockException("Could not acquire lock '" + request.key() + "' in the " + request.mode()
-				+ " mode: the database failed (" + ex.getMessage() + ")", ex);
 	}
 
 	/**
@@ -326,23 +288,7 @@ final class ReadWriteMode implements AutoCloseable {
 
 	/** Releases a hold whose count came to zero, after the current transaction if there is one. */
 	private void release(ReadWriteHold held) {
-		Hold hold = held.hold;
-		if (TransactionSynchronizationManager.isSynchronizationActive()
-				&& TransactionSynchronizationManager.isActualTransactionActive()) {
-			// the data written under the lock commits with the transaction: the next holder must see it
-			if (hold.defer()) {
-				TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
-					@Override
-					public void afterCompletion(int status) {
-						if (hold.completed()) {
-							end(held);
-						}
-					}
-				});
-			}
-			return;
-		}
-		end(held);
+		held.hold.releaseAfterTransaction(() -> end(held));
 	}
 
 	/**
@@ -363,7 +309,7 @@ final class ReadWriteMode implements AutoCloseable {
 		long holdBackUntil = 0;
 		boolean ceded = false;
 		boolean handOver = false;
-		if (local != null && !this.closed && lease.isValid() && local.permit.hasQueuedThreads()) {
+		if (local != null && !isClosed() && lease.isValid() && local.permit.hasQueuedThreads()) {
 			// another local writer waits: the key passes to it, unless the turn is over and another owner wants it
 			boolean over = this.turn.over(local.turnStart);
 			boolean cededNow;
@@ -452,8 +398,8 @@ final class ReadWriteMode implements AutoCloseable {
 		this.localWriters.computeIfPresent(local.key, (k, current) -> (current == local && --current.users == 0) ? null : current);
 	}
 
-	/** Adds the locks held now. */
-	void held(List<HeldKey> held, long now) {
+	@Override
+	public void held(List<HeldKey> held, long now) {
 		for (ReadWriteHold hold : this.holds.values()) {
 			Hold current = hold.hold;
 			if (!current.done) {
@@ -463,28 +409,31 @@ final class ReadWriteMode implements AutoCloseable {
 		}
 	}
 
-	private void refuseIfClosed(String key) {
-		if (this.closed) {
-			throw new DbLockException("Could not acquire lock '" + key + "': the lock engine is shut down");
+	/** Readers each ask the database; writers queue locally for their turn. */
+	@Override
+	public int waiting() {
+		int waiting = 0;
+		for (LocalWriters local : this.localWriters.values()) {
+			waiting += local.permit.getQueueLength();
 		}
+		return waiting;
 	}
 
-	/**
-	 * Refuses new acquisitions and ends the waits at their next attempt; gives holders up to
-	 * {@code grace} to release, then releases what is still held (marked lost) and stops the
-	 * watchdog.
-	 * @param grace how long holders may still work
-	 */
-	void shutdown(Duration grace) {
-		this.closed = true;
+	@Override
+	protected void wakeWaiters() {
 		for (LocalWriters local : this.localWriters.values()) {
 			// one more turn: each waiting writer in turn gets in, finds the mode shut down and passes it on
 			local.permit.release();
 		}
-		long deadline = System.nanoTime() + grace.toNanos();
-		while (!this.holds.isEmpty() && System.nanoTime() - deadline < 0) {
-			LockSupport.parkNanos(SHUTDOWN_CHECK_NANOS);
-		}
+	}
+
+	@Override
+	protected boolean holding() {
+		return !this.holds.isEmpty();
+	}
+
+	@Override
+	protected void endHolds() {
 		for (ReadWriteHold held : new ArrayList<>(this.holds.values())) {
 			held.hold.lease.lost("the application shut down while it was held; its row is deleted");
 			try {
@@ -494,13 +443,12 @@ final class ReadWriteMode implements AutoCloseable {
 				logger.warn(ex.getMessage(), ex.getCause());
 			}
 		}
-		this.watchdog.close();
-		this.orphans.close();
 	}
 
 	@Override
-	public void close() {
-		shutdown(Duration.ZERO);
+	protected void stop() {
+		this.watchdog.close();
+		this.orphans.close();
 	}
 
 	/** A key as one thread holds it. */
@@ -570,11 +518,6 @@ final class ReadWriteMode implements AutoCloseable {
 	 * outcome.
 	 */
 	private final class Renewals implements LockMode {
-
-		@Override
-		public @Nullable Lease acquire(LockRequest request) {
-			throw new UnsupportedOperationException("The read/write watchdog only renews");
-		}
 
 		/** A read/write hold is never handed on: {@code newHolder} is always false. */
 		@Override

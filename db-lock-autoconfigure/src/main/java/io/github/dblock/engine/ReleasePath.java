@@ -9,8 +9,6 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.transaction.support.TransactionSynchronization;
-import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * What happens when a hold's last handle is closed: inside a transaction, nothing until the
@@ -63,15 +61,7 @@ final class ReleasePath {
 	 * confirmed
 	 */
 	void release(Hold hold) {
-		if (TransactionSynchronizationManager.isSynchronizationActive()
-				&& TransactionSynchronizationManager.isActualTransactionActive()) {
-			// the data written under the lock commits with the transaction: the next holder must see it
-			if (hold.defer()) {
-				TransactionSynchronizationManager.registerSynchronization(new AfterCompletion(hold));
-			}
-			return;
-		}
-		releaseNow(hold);
+		hold.releaseAfterTransaction(() -> releaseNow(hold));
 	}
 
 	private void releaseNow(Hold hold) {
@@ -192,24 +182,6 @@ final class ReleasePath {
 		finally {
 			lease.io.unlock();
 		}
-	}
-
-	/** Releases a hold once the transaction it was released in has completed. */
-	private final class AfterCompletion implements TransactionSynchronization {
-
-		private final Hold hold;
-
-		AfterCompletion(Hold hold) {
-			this.hold = hold;
-		}
-
-		@Override
-		public void afterCompletion(int status) {
-			if (this.hold.completed()) {
-				releaseNow(this.hold);
-			}
-		}
-
 	}
 
 }

@@ -9,12 +9,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockHandle;
+import io.github.dblock.LockRequest;
 import io.github.dblock.LockLostException;
 import io.github.dblock.jdbc.ConnectionLockRepository;
 import io.github.dblock.jdbc.TransactionRolledBackException;
@@ -39,7 +39,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * the transaction's earlier holds are lost at once ({@code isHeld()} is {@code false}) and
  * nothing more is locked in what is left of it.
  */
-final class TransactionMode {
+final class TransactionMode extends AbstractLockStrategy {
 
 	private static final Log logger = LogFactory.getLog(TransactionMode.class);
 
@@ -63,11 +63,13 @@ final class TransactionMode {
 		this.availability = new Availability("transaction", repository::transactionLocksUnavailable);
 	}
 
-	/**
-	 * Why row locks cannot be used with this database, checked now.
-	 * @return the reason, or empty if they can
-	 */
-	Optional<String> unavailable() {
+	@Override
+	public List<DbLockMode> modes() {
+		return List.of(DbLockMode.TRANSACTION);
+	}
+
+	@Override
+	public Optional<String> unavailable() {
 		return this.availability.now();
 	}
 
@@ -84,7 +86,10 @@ final class TransactionMode {
 	 * Locks a key in the thread's transaction.
 	 * @return the handle, or {@code null} if another transaction held it for the whole wait
 	 */
-	@Nullable LockHandle acquire(String key, Duration wait) throws InterruptedException {
+	@Override
+	public @Nullable LockHandle acquire(LockRequest request) throws InterruptedException {
+		String key = request.key();
+		Duration wait = request.waitTime();
 		if (!TransactionSynchronizationManager.isSynchronizationActive()
 				|| !TransactionSynchronizationManager.isActualTransactionActive()) {
 			throw new DbLockException("Could not acquire lock '" + key + "' in the transaction mode: no Spring "
@@ -108,14 +113,13 @@ final class TransactionMode {
 				this.held.add(hold);
 				return hold.handle();
 			}
-			remaining = deadline - System.nanoTime();
-			if (remaining <= 0) {
+			if (deadline - System.nanoTime() <= 0) {
 				return null;
 			}
 			this.events.contended(key, DbLockMode.TRANSACTION);
-			LockSupport.parkNanos(this, Math.min(this.backoff.delayNanos(attempt), remaining));
-			if (Thread.interrupted()) {
-				throw new InterruptedException();
+			if (!pause(this.backoff, attempt, deadline)) {
+				refuseIfClosed(key);
+				return null;
 			}
 		}
 	}
@@ -164,12 +168,33 @@ final class TransactionMode {
 		}
 	}
 
-	/** Adds the rows locked now. */
-	void held(List<HeldKey> held, long now) {
+	@Override
+	public void held(List<HeldKey> held, long now) {
 		for (RowHold hold : this.held) {
 			held.add(new HeldKey(hold.key, DbLockMode.TRANSACTION, hold.thread.getName(),
 					Duration.ofNanos(now - hold.startedAt)));
 		}
+	}
+
+	/** Waits in the database, not in this JVM. */
+	@Override
+	public int waiting() {
+		return 0;
+	}
+
+	/** Its waits end at their next attempt. */
+	@Override
+	protected void wakeWaiters() {
+	}
+
+	/** Its locks end with their transactions, which the engine does not end. */
+	@Override
+	protected boolean holding() {
+		return false;
+	}
+
+	@Override
+	protected void endHolds() {
 	}
 
 	/** The current transaction's holds, bound to it on first use and ended with it. */

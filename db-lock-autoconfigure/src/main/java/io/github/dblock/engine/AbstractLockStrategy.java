@@ -1,0 +1,127 @@
+package io.github.dblock.engine;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import io.github.dblock.DbLockException;
+import io.github.dblock.LockRequest;
+
+/**
+ * The algorithm every {@link LockStrategy} shares, written once with steps for the
+ * strategy to supply, the way Spring's {@code AbstractPlatformTransactionManager} writes the
+ * transaction algorithm once: the shutdown (refuse, wait for holders, end what is left,
+ * stop), the wait between attempts ({@link Backoff}), and the holding back after a cede.
+ */
+abstract class AbstractLockStrategy implements LockStrategy {
+
+	private static final long SHUTDOWN_CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+	private volatile boolean closed;
+
+	/**
+	 * Whether the engine is shutting down: no new acquisition, no further attempt.
+	 * @return whether it is
+	 */
+	protected final boolean isClosed() {
+		return this.closed;
+	}
+
+	/**
+	 * Throws if the engine is shutting down.
+	 * @param key the key asked for, named in the message
+	 */
+	protected final void refuseIfClosed(String key) {
+		if (this.closed) {
+			throw new DbLockException("Could not acquire lock '" + key + "': the lock engine is shut down");
+		}
+	}
+
+	@Override
+	public final void refuse() {
+		this.closed = true;
+		wakeWaiters();
+	}
+
+	@Override
+	public final void shutdown(long deadline) {
+		refuse();
+		while (holding() && System.nanoTime() - deadline < 0) {
+			LockSupport.parkNanos(SHUTDOWN_CHECK_NANOS);
+		}
+		endHolds();
+		stop();
+	}
+
+	/** Wakes the threads that wait in this JVM, so that they find the engine shut down. */
+	protected abstract void wakeWaiters();
+
+	/**
+	 * Whether a thread of this JVM holds a key now.
+	 * @return whether one does
+	 */
+	protected abstract boolean holding();
+
+	/** Ends every hold still held, marked lost: the application shuts down. */
+	protected abstract void endHolds();
+
+	/** Stops what the strategy runs in the background. */
+	protected void stop() {
+	}
+
+	/**
+	 * Waits before the next attempt: the back-off's pause, cut at the deadline.
+	 * @param backoff the back-off
+	 * @param attempt how many attempts failed before, from 0
+	 * @param deadline {@link System#nanoTime()} when the wait ends
+	 * @return {@code false} if the wait ran out or the engine shut down
+	 * @throws InterruptedException if the thread was interrupted
+	 */
+	protected final boolean pause(Backoff backoff, int attempt, long deadline) throws InterruptedException {
+		long remaining = deadline - System.nanoTime();
+		if (remaining <= 0 || this.closed) {
+			return false;
+		}
+		park(Math.min(backoff.delayNanos(attempt), remaining));
+		return !this.closed;
+	}
+
+	/**
+	 * Parks the thread, for the engine's shutdown to wake.
+	 * @param nanos how long at most
+	 * @throws InterruptedException if the thread was interrupted
+	 */
+	protected final void park(long nanos) throws InterruptedException {
+		LockSupport.parkNanos(this, nanos);
+		if (Thread.interrupted()) {
+			throw new InterruptedException();
+		}
+	}
+
+	/**
+	 * Waits until {@code until} (0 for not at all) or the deadline, whichever is first: after
+	 * a cede, so that the other owner's next attempt comes first.
+	 * @param until {@link System#nanoTime()} until when, 0 for no wait
+	 * @param deadline {@link System#nanoTime()} when the wait ends
+	 * @throws InterruptedException if the thread was interrupted
+	 */
+	protected final void holdBack(long until, long deadline) throws InterruptedException {
+		if (until == 0) {
+			return;
+		}
+		for (long now = System.nanoTime(); now - until < 0 && now - deadline < 0 && !this.closed; now = System.nanoTime()) {
+			park(Math.min(until - now, deadline - now));
+		}
+	}
+
+	/**
+	 * The message of a database failure during an acquisition.
+	 * @param request the request
+	 * @param ex the failure
+	 * @return the exception to throw
+	 */
+	protected static DbLockException failed(LockRequest request, RuntimeException ex) {
+		return new DbLockException("Could not acquire lock '" + request.key() + "' in the " + request.mode()
+				+ " mode: the database failed (" + ex.getMessage() + ")", ex);
+	}
+
+}
