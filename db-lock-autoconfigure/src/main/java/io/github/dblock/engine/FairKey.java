@@ -9,12 +9,7 @@ import org.jspecify.annotations.Nullable;
  * The threads of this JVM that want one key: its holder, and the waiting tickets in
  * number order, the first of which alone asks the database while there is no holder.
  */
-final class FairKey {
-
-	final String key;
-
-	/** Threads and holds using this entry; guarded by the map. */
-	int users;
+final class FairKey extends LocalKeys.Entry {
 
 	/** Guarded by this. */
 	private final TreeSet<FairTicket> waiters = new TreeSet<>(
@@ -23,7 +18,7 @@ final class FairKey {
 	volatile @Nullable FairTicket holder;
 
 	FairKey(String key) {
-		this.key = key;
+		super(key);
 	}
 
 	synchronized void add(FairTicket ticket) {

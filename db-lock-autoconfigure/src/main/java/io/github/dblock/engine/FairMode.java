@@ -1,16 +1,15 @@
 package io.github.dblock.engine;
 
-import io.github.dblock.LockRequest;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockHandle;
 import io.github.dblock.LockReleaseException;
+import io.github.dblock.LockRequest;
 import io.github.dblock.jdbc.FairLockRepository;
 import io.github.dblock.jdbc.FairLockRepository.Ticket;
 import org.apache.commons.logging.Log;
@@ -34,8 +33,8 @@ import org.springframework.dao.DataAccessException;
  * <li>A ticket has a lease, renewed while it waits (and while it is held, if the request's
  * lease is renewed), by one statement per lease length for all the tickets of this JVM
  * that are due ({@link FairRenewal}): a waiter or holder that dies leaves the queue when
- * its lease ends. One
- * that gives up (its wait ran out, or it was interrupted) deletes its ticket at once.</li>
+ * its lease ends; one that gives up (its wait ran out, or it was interrupted) deletes its
+ * ticket at once.</li>
  * <li>The release deletes the ticket (owner and number checked) and returns once it is
  * committed; the next waiter of this JVM then asks at once, one of another JVM at its next
  * attempt.</li>
@@ -56,14 +55,14 @@ final class FairMode extends AbstractLockStrategy {
 
 	private final OwnerIds ownerIds = new OwnerIds();
 
-	private final ConcurrentHashMap<String, FairKey> keys = new ConcurrentHashMap<>();
+	private final LocalKeys<FairKey> keys = new LocalKeys<>(FairKey::new);
 
 	private final FairRenewal renewal;
 
-	/** The tickets failed enqueues may have written. */
+	/** The tickets that failed enqueues may have written. */
 	private final Orphans orphans;
 
-		FairMode(FairLockRepository queue, LockEngineSettings settings, Events events) {
+	FairMode(FairLockRepository queue, LockEngineSettings settings, Events events) {
 		this.queue = queue;
 		this.orphans = new Orphans("tickets", queue::abandonAll);
 		this.settings = settings;
@@ -87,7 +86,7 @@ final class FairMode extends AbstractLockStrategy {
 		String key = request.key();
 		this.availability.check(key);
 		long deadline = System.nanoTime() + request.waitTime().toNanos();
-		FairKey local = enter(key);
+		FairKey local = this.keys.enter(key);
 		boolean kept = false;
 		try {
 			refuseIfClosed(key);
@@ -119,7 +118,7 @@ final class FairMode extends AbstractLockStrategy {
 		}
 		finally {
 			if (!kept) {
-				exit(local);
+				this.keys.exit(local);
 			}
 		}
 	}
@@ -128,7 +127,7 @@ final class FairMode extends AbstractLockStrategy {
 	private @Nullable FairTicket take(LockRequest request, FairKey local, long deadline) throws InterruptedException {
 		boolean waits = !request.waitTime().isZero();
 		// checked before any statement: a renewed lease shorter than the renewal interval is refused
-		long renewalPeriod = renewalPeriodNanos(request);
+		long renewalPeriod = this.settings.ticketRenewalPeriod(request).toNanos();
 		FairTicket ticket = enqueue(request, local, waits, renewalPeriod);
 		boolean holding = false;
 		try {
@@ -184,20 +183,6 @@ final class FairMode extends AbstractLockStrategy {
 				leave(ticket, local);
 			}
 		}
-	}
-
-	/**
-	 * How often a ticket of the request is renewed: a renewed lease as in the lease mode; a
-	 * fixed one, which must last while it waits, at the renewal interval if it is shorter
-	 * than the lease, else at a third of the lease.
-	 */
-	private long renewalPeriodNanos(LockRequest request) {
-		if (request.renewed()) {
-			return this.settings.renewalPeriod(request.lease()).toNanos();
-		}
-		Duration interval = this.settings.renewInterval();
-		return ((interval != null && interval.compareTo(request.lease()) < 0) ? interval
-				: request.lease().dividedBy(3)).toNanos();
 	}
 
 	private FairTicket enqueue(LockRequest request, FairKey local, boolean waits, long renewalPeriod) {
@@ -333,7 +318,7 @@ final class FairMode extends AbstractLockStrategy {
 		finally {
 			held.done = true;
 			local.released(held);
-			exit(local);
+			this.keys.exit(local);
 			this.events.released(held.ticket.key(), DbLockMode.FAIR, System.nanoTime() - held.startedAt);
 		}
 		return failure;
@@ -346,7 +331,7 @@ final class FairMode extends AbstractLockStrategy {
 
 	@Override
 	public void held(List<HeldKey> held, long now) {
-		for (FairKey local : this.keys.values()) {
+		for (FairKey local : this.keys.inUse()) {
 			FairTicket holder = local.holder;
 			if (holder != null && !holder.done) {
 				held.add(new HeldKey(local.key, DbLockMode.FAIR, holder.thread.getName(),
@@ -358,35 +343,23 @@ final class FairMode extends AbstractLockStrategy {
 	@Override
 	public int waiting() {
 		int waiting = 0;
-		for (FairKey local : this.keys.values()) {
+		for (FairKey local : this.keys.inUse()) {
 			waiting += local.waiting();
 		}
 		return waiting;
 	}
 
-	private FairKey enter(String key) {
-		return this.keys.compute(key, (k, local) -> {
-			FairKey entered = (local != null) ? local : new FairKey(k);
-			entered.users++;
-			return entered;
-		});
-	}
-
-	private void exit(FairKey local) {
-		this.keys.computeIfPresent(local.key, (k, current) -> (--current.users == 0) ? null : current);
-	}
-
 	/** Sends the waiting threads away: their tickets are deleted. */
 	@Override
 	protected void wakeWaiters() {
-		for (FairKey local : this.keys.values()) {
+		for (FairKey local : this.keys.inUse()) {
 			local.wakeAll();
 		}
 	}
 
 	@Override
 	protected boolean holding() {
-		for (FairKey local : this.keys.values()) {
+		for (FairKey local : this.keys.inUse()) {
 			if (local.holder != null) {
 				return true;
 			}
@@ -396,7 +369,7 @@ final class FairMode extends AbstractLockStrategy {
 
 	@Override
 	protected void endHolds() {
-		for (FairKey local : this.keys.values()) {
+		for (FairKey local : this.keys.inUse()) {
 			FairTicket holder = local.holder;
 			if (holder != null) {
 				holder.lost("the application shut down while it was held; its ticket is deleted", true);

@@ -1,6 +1,5 @@
 package io.github.dblock.engine;
 
-import io.github.dblock.LockRequest;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
@@ -11,6 +10,7 @@ import java.util.function.Consumer;
 
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockHandle;
+import io.github.dblock.LockRequest;
 import io.github.dblock.jdbc.FairLockRepository.Ticket;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;

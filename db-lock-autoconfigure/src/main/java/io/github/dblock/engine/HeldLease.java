@@ -1,11 +1,11 @@
 package io.github.dblock.engine;
 
-import io.github.dblock.LockRequest;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.locks.ReentrantLock;
 
 import io.github.dblock.DbLockMode;
+import io.github.dblock.LockRequest;
 import io.github.dblock.jdbc.Lease;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;

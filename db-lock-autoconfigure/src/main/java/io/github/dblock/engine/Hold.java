@@ -1,12 +1,12 @@
 package io.github.dblock.engine;
 
-import io.github.dblock.LockRequest;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 import io.github.dblock.LockHandle;
+import io.github.dblock.LockRequest;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.transaction.support.TransactionSynchronization;

@@ -1,12 +1,12 @@
 package io.github.dblock.engine;
 
-import io.github.dblock.LockRequest;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
 import io.github.dblock.DbLockException;
+import io.github.dblock.LockRequest;
 import io.github.dblock.jdbc.Lease;
 import io.github.dblock.jdbc.LockRepository;
 import org.jspecify.annotations.Nullable;

@@ -65,7 +65,7 @@ final class LeaseStrategy extends AbstractLockStrategy {
 
 	private final LeaseMode mode;
 
-	private final LocalKeys keys = new LocalKeys();
+	private final LocalKeys<LocalKey> keys = new LocalKeys<>(LocalKey::new);
 
 	private final LeaseWatchdog watchdog;
 

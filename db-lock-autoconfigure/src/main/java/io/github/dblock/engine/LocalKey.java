@@ -6,14 +6,9 @@ import org.jspecify.annotations.Nullable;
  * The threads of this JVM that want one key: the gate admits one at a time to the key,
  * and {@link #hold} is the local acquisition holding it.
  */
-final class LocalKey {
-
-	final String key;
+final class LocalKey extends LocalKeys.Entry {
 
 	final LocalGate<HeldLease> gate = new LocalGate<>();
-
-	/** Threads and holds using this entry; changed only inside {@link LocalKeys}' map. */
-	int users;
 
 	/** The hold that owns the gate, while one does. */
 	volatile @Nullable Hold hold;
@@ -22,7 +17,7 @@ final class LocalKey {
 	volatile @Nullable Thread polling;
 
 	LocalKey(String key) {
-		this.key = key;
+		super(key);
 	}
 
 }

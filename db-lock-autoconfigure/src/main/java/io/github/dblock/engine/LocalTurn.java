@@ -3,7 +3,6 @@ package io.github.dblock.engine;
 import java.time.Duration;
 
 import io.github.dblock.LockReleaseException;
-
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 

@@ -1,19 +1,19 @@
 package io.github.dblock.engine;
 
-import io.github.dblock.LockRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumMap;
 import java.util.LinkedHashSet;
-import java.util.Map;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
+import io.github.dblock.LockRequest;
 import io.github.dblock.jdbc.ConnectionLockRepository;
 import io.github.dblock.jdbc.LockRepository;
 import io.github.dblock.jdbc.StatementDeadline;

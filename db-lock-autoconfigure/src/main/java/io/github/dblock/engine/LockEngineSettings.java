@@ -99,4 +99,21 @@ public record LockEngineSettings(Backoff backoff, @Nullable Duration renewInterv
 		return this.renewInterval;
 	}
 
+	/**
+	 * How often a queued request's ticket is renewed: a renewed lease as any renewed lease;
+	 * a fixed one, which must last while it waits, at the renewal interval if it is shorter
+	 * than the lease, else at a third of the lease.
+	 * @param request the request
+	 * @return the period
+	 * @throws io.github.dblock.DbLockException if a renewed lease is not longer than the
+	 * renewal interval
+	 */
+	Duration ticketRenewalPeriod(io.github.dblock.LockRequest request) {
+		if (request.renewed()) {
+			return renewalPeriod(request.lease());
+		}
+		Duration interval = this.renewInterval;
+		return (interval != null && interval.compareTo(request.lease()) < 0) ? interval : request.lease().dividedBy(3);
+	}
+
 }

@@ -1,6 +1,5 @@
 package io.github.dblock.engine;
 
-import io.github.dblock.LockRequest;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -9,6 +8,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 import io.github.dblock.LockHandle;
+import io.github.dblock.LockRequest;
 import io.github.dblock.jdbc.Lease;
 import io.github.dblock.jdbc.LockHistoryRepository;
 import org.apache.commons.logging.Log;

@@ -51,7 +51,7 @@ final class NamedMode extends AbstractLockStrategy {
 
 	private final Backoff backoff;
 
-	private final ConcurrentHashMap<String, LocalNamed> keys = new ConcurrentHashMap<>();
+	private final LocalKeys<LocalNamed> keys = new LocalKeys<>(LocalNamed::new);
 
 	private final Set<NamedHold> held = ConcurrentHashMap.newKeySet();
 
@@ -63,7 +63,7 @@ final class NamedMode extends AbstractLockStrategy {
 
 	private final OwnerIds ownerIds = new OwnerIds();
 
-		NamedMode(ConnectionLockRepository repository, Backoff backoff, Events events) {
+	NamedMode(ConnectionLockRepository repository, Backoff backoff, Events events) {
 		this.repository = repository;
 		this.events = events;
 		this.backoff = backoff;
@@ -91,7 +91,7 @@ final class NamedMode extends AbstractLockStrategy {
 		Duration wait = request.waitTime();
 		this.availability.check(key);
 		long deadline = System.nanoTime() + wait.toNanos();
-		LocalNamed local = enter(key);
+		LocalNamed local = this.keys.enter(key);
 		boolean kept = false;
 		try {
 			refuseIfClosed(key);
@@ -135,7 +135,7 @@ final class NamedMode extends AbstractLockStrategy {
 		}
 		finally {
 			if (!kept) {
-				exit(local);
+				this.keys.exit(local);
 			}
 		}
 	}
@@ -169,18 +169,6 @@ final class NamedMode extends AbstractLockStrategy {
 		return this.availability.now();
 	}
 
-	private LocalNamed enter(String key) {
-		return this.keys.compute(key, (k, local) -> {
-			LocalNamed entered = (local != null) ? local : new LocalNamed(k);
-			entered.users++;
-			return entered;
-		});
-	}
-
-	private void exit(LocalNamed local) {
-		this.keys.computeIfPresent(local.key, (k, current) -> (--current.users == 0) ? null : current);
-	}
-
 	private void release(NamedHold hold) {
 		if (!hold.released.compareAndSet(false, true)) {
 			// released already, by the shutdown: its handle closed after
@@ -206,7 +194,7 @@ final class NamedMode extends AbstractLockStrategy {
 			hold.done = true;
 			hold.local.hold = null;
 			hold.local.permit.release();
-			exit(hold.local);
+			this.keys.exit(hold.local);
 			this.events.released(hold.key, DbLockMode.NAMED, System.nanoTime() - hold.startedAt);
 		}
 	}
@@ -224,7 +212,7 @@ final class NamedMode extends AbstractLockStrategy {
 	@Override
 	public int waiting() {
 		int waiting = 0;
-		for (LocalNamed local : this.keys.values()) {
+		for (LocalNamed local : this.keys.inUse()) {
 			waiting += local.permit.getQueueLength();
 		}
 		return waiting;
@@ -251,7 +239,7 @@ final class NamedMode extends AbstractLockStrategy {
 
 	@Override
 	protected void wakeWaiters() {
-		for (LocalNamed local : this.keys.values()) {
+		for (LocalNamed local : this.keys.inUse()) {
 			// one more permit: each waiter in turn gets in, finds the mode shut down and passes it on
 			local.permit.release();
 		}
@@ -276,20 +264,15 @@ final class NamedMode extends AbstractLockStrategy {
 	}
 
 	/** The threads of this JVM that want one key. */
-	private static final class LocalNamed {
-
-		final String key;
+	private static final class LocalNamed extends LocalKeys.Entry {
 
 		/** One thread at a time asks the server or holds the lock; fair, so that they take turns. */
 		final Semaphore permit = new Semaphore(1, true);
 
-		/** Threads using this entry; guarded by the map. */
-		int users;
-
 		volatile @Nullable NamedHold hold;
 
 		LocalNamed(String key) {
-			this.key = key;
+			super(key);
 		}
 
 	}

@@ -1,32 +1,26 @@
 package io.github.dblock.engine;
 
-import io.github.dblock.LockRequest;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockHandle;
 import io.github.dblock.LockReleaseException;
+import io.github.dblock.LockRequest;
 import io.github.dblock.LockUpgradeException;
 import io.github.dblock.jdbc.Lease;
 import io.github.dblock.jdbc.ReadWriteLockRepository;
-import io.github.dblock.jdbc.ReadWriteLockRepository.WriteAttempt;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.dao.DataAccessException;
-import org.springframework.jdbc.CannotGetJdbcConnectionException;
 
 /**
  * The read/write modes ({@link DbLockMode#READ}, {@link DbLockMode#WRITE}): every
@@ -60,14 +54,11 @@ final class ReadWriteMode extends AbstractLockStrategy {
 
 	private final Events events;
 
-	private final OwnerIds ownerIds = new OwnerIds();
-
 	private final LeaseWatchdog watchdog;
 
 	private final LocalTurn turn;
 
-	/** What failed attempts may have written (a holder's row, a writer's intent), withdrawn until it cannot land. */
-	private final Orphans orphans;
+	private final ReadWriteAttempts attempts;
 
 	/** The holds of this JVM, by key and thread. */
 	private final ConcurrentHashMap<ThreadKey, ReadWriteHold> holds = new ConcurrentHashMap<>();
@@ -75,14 +66,11 @@ final class ReadWriteMode extends AbstractLockStrategy {
 	/** The owner ids of the writers held now, whose renewal renews their intent too. */
 	private final Set<String> writers = ConcurrentHashMap.newKeySet();
 
-	/** The writers of this JVM by key: one at a time asks the database or holds the key. */
-	private final ConcurrentHashMap<String, LocalWriters> localWriters = new ConcurrentHashMap<>();
-
 	private final Availability availability;
 
-		ReadWriteMode(ReadWriteLockRepository repository, LockEngineSettings settings, Events events) {
+	ReadWriteMode(ReadWriteLockRepository repository, LockEngineSettings settings, Events events) {
 		this.repository = repository;
-		this.orphans = new Orphans("rows and intents", this::withdrawAll);
+		this.attempts = new ReadWriteAttempts(this, repository, settings);
 		this.settings = settings;
 		this.events = events;
 		Renewals renewals = new Renewals();
@@ -128,7 +116,7 @@ final class ReadWriteMode extends AbstractLockStrategy {
 		refuseIfClosed(key);
 		this.availability.check(key);
 		long deadline = System.nanoTime() + request.waitTime().toNanos();
-		Taken taken = write ? write(request, deadline) : read(request, deadline);
+		ReadWriteAttempts.Taken taken = write ? this.attempts.write(request, deadline) : this.attempts.read(request, deadline);
 		if (taken == null) {
 			refuseIfClosed(key);
 			return null;
@@ -154,136 +142,6 @@ final class ReadWriteMode extends AbstractLockStrategy {
 			this.watchdog.watch(lease, this.settings.renewalPeriod(request.lease()).toNanos());
 		}
 		return hold.reenter();
-	}
-
-	private @Nullable Taken read(LockRequest request, long deadline) throws InterruptedException {
-		for (int attempt = 0;; attempt++) {
-			if (isClosed()) {
-				return null;
-			}
-			// a fresh owner per attempt: a row left by a failed attempt never blocks the next
-			String owner = this.ownerIds.next();
-			long sentAt = System.nanoTime();
-			Lease lease;
-			try {
-				lease = this.repository.tryRead(request.key(), owner, request.lease()).orElse(null);
-			}
-			catch (DataAccessException ex) {
-				if (!(ex instanceof CannotGetJdbcConnectionException)) {
-					// the statement was sent: the database may have committed the reader's row, or commit it later
-					this.orphans.abandon(request.key(), owner, request.lease());
-				}
-				throw failed(request, ex);
-			}
-			if (lease != null) {
-				return new Taken(lease, sentAt, null);
-			}
-			if (!pause(this.settings.backoff(), attempt, deadline)) {
-				return null;
-			}
-		}
-	}
-
-	/**
-	 * Takes the key for writing: first the turn among this JVM's writers of the key (so that
-	 * one of them at a time polls the database), then the key; the turn is kept while the key
-	 * is held.
-	 */
-	private @Nullable Taken write(LockRequest request, long deadline) throws InterruptedException {
-		LocalWriters local = enterWriters(request.key());
-		boolean turn = false;
-		Taken taken = null;
-		try {
-			turn = local.permit.tryAcquire(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-			if (turn) {
-				holdBack(local.holdBackUntil, deadline);
-				taken = writeInTurn(request, deadline, local);
-				if (taken != null && local.turnStart == 0) {
-					local.turnStart = taken.sentAt();
-				}
-			}
-			return taken;
-		}
-		finally {
-			if (taken == null) {
-				if (turn) {
-					local.permit.release();
-				}
-				exitWriters(local);
-			}
-		}
-	}
-
-	private @Nullable Taken writeInTurn(LockRequest request, long deadline, LocalWriters local)
-			throws InterruptedException {
-		String owner = this.ownerIds.next();
-		boolean again = false;
-		boolean taken = false;
-		try {
-			for (int attempt = 0;; attempt++) {
-				if (isClosed()) {
-					return null;
-				}
-				long sentAt = System.nanoTime();
-				WriteAttempt result;
-				try {
-					result = this.repository.tryWrite(request.key(), owner, request.lease(), again);
-				}
-				catch (DataAccessException ex) {
-					// withdrawn below: its intent, and its row if the insert committed; and again
-					// until the statement can no longer commit
-					if (!(ex instanceof CannotGetJdbcConnectionException)) {
-						this.orphans.abandon(request.key(), owner, request.lease());
-					}
-					throw failed(request, ex);
-				}
-				if (result.lease() != null) {
-					taken = true;
-					return new Taken(result.lease(), sentAt, local);
-				}
-				again = result.intent();
-				if (!pause(this.settings.backoff(), attempt, deadline)) {
-					return null;
-				}
-			}
-		}
-		finally {
-			if (!taken) {
-				withdraw(request.key(), owner, request.lease());
-			}
-		}
-	}
-
-	/**
-	 * Withdraws what an acquisition that gives up wrote, at once (its intent holds readers
-	 * back); if that fails, again off this thread until its lease would have ended.
-	 */
-	private void withdraw(String key, String owner, Duration lease) {
-		try {
-			this.repository.withdraw(key, owner);
-		}
-		catch (RuntimeException ex) {
-			logger.debug("Could not withdraw the attempt of " + owner + " on lock '" + key + "'; trying again", ex);
-			this.orphans.abandon(key, owner, lease);
-		}
-	}
-
-	/**
-	 * Withdraws orphans one by one (the repository has no batched withdrawal); one that
-	 * fails is tried again in a later round and keeps no other from its turn.
-	 */
-	private int withdrawAll(Map<String, String> keysByOwner) {
-		int deleted = 0;
-		for (Map.Entry<String, String> orphan : keysByOwner.entrySet()) {
-			try {
-				deleted += this.repository.withdraw(orphan.getValue(), orphan.getKey());
-			}
-			catch (RuntimeException ex) {
-				logger.debug("Could not withdraw the attempt of " + orphan.getKey() + " at '" + orphan.getValue()
-						+ "' yet: " + ex.getMessage());
-			}
-		}
-		return deleted;
 	}
 
 	/** Releases a hold whose count came to zero, after the current transaction if there is one. */
@@ -375,7 +233,7 @@ final class ReadWriteMode extends AbstractLockStrategy {
 				// the next local writer's turn, once the key is free in the database (after a cede, held back)
 				local.holdBackUntil = holdBackUntil;
 				local.permit.release();
-				exitWriters(local);
+				this.attempts.exit(local);
 			}
 		}
 		if (failure instanceof LockReleaseException reported) {
@@ -384,18 +242,6 @@ final class ReadWriteMode extends AbstractLockStrategy {
 		if (failure != null) {
 			throw new LockReleaseException(lease.lease.key(), lease.expiresAt, failure);
 		}
-	}
-
-	private LocalWriters enterWriters(String key) {
-		return this.localWriters.compute(key, (k, local) -> {
-			LocalWriters entered = (local != null) ? local : new LocalWriters(k);
-			entered.users++;
-			return entered;
-		});
-	}
-
-	private void exitWriters(LocalWriters local) {
-		this.localWriters.computeIfPresent(local.key, (k, current) -> (current == local && --current.users == 0) ? null : current);
 	}
 
 	@Override
@@ -413,7 +259,7 @@ final class ReadWriteMode extends AbstractLockStrategy {
 	@Override
 	public int waiting() {
 		int waiting = 0;
-		for (LocalWriters local : this.localWriters.values()) {
+		for (LocalWriters local : this.attempts.localWriters()) {
 			waiting += local.permit.getQueueLength();
 		}
 		return waiting;
@@ -421,7 +267,7 @@ final class ReadWriteMode extends AbstractLockStrategy {
 
 	@Override
 	protected void wakeWaiters() {
-		for (LocalWriters local : this.localWriters.values()) {
+		for (LocalWriters local : this.attempts.localWriters()) {
 			// one more turn: each waiting writer in turn gets in, finds the mode shut down and passes it on
 			local.permit.release();
 		}
@@ -448,44 +294,11 @@ final class ReadWriteMode extends AbstractLockStrategy {
 	@Override
 	protected void stop() {
 		this.watchdog.close();
-		this.orphans.close();
+		this.attempts.close();
 	}
 
 	/** A key as one thread holds it. */
 	private record ThreadKey(String key, Thread thread) {
-	}
-
-	/**
-	 * What a successful attempt took, when its statement was sent, and the local writers'
-	 * turn it holds (a writer's).
-	 */
-	private record Taken(Lease lease, long sentAt, @Nullable LocalWriters local) {
-	}
-
-	/** The writers of this JVM that want one key. */
-	private static final class LocalWriters {
-
-		final String key;
-
-		/** One writer at a time asks the database or holds the key; fair, so that they take turns. */
-		final Semaphore permit = new Semaphore(1, true);
-
-		/** Threads and holds using this entry; guarded by the map. */
-		int users;
-
-		/**
-		 * When this JVM's current turn at the key began ({@link System#nanoTime()}), 0 for no
-		 * turn; changed only by the writer that holds the permit.
-		 */
-		volatile long turnStart;
-
-		/** Before when the writer that takes the permit next does not ask the database; 0 for no holding back. */
-		volatile long holdBackUntil;
-
-		LocalWriters(String key) {
-			this.key = key;
-		}
-
 	}
 
 	/** A thread's hold of a key, reader's or writer's. */

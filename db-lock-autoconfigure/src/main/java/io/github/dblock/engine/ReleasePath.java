@@ -4,7 +4,6 @@ import java.time.Duration;
 
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockReleaseException;
-
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -41,13 +40,13 @@ final class ReleasePath {
 
 	private final LeaseWatchdog watchdog;
 
-	private final LocalKeys keys;
+	private final LocalKeys<LocalKey> keys;
 
 	private final LocalTurn turn;
 
 	private final Events events;
 
-	ReleasePath(LockMode mode, LeaseWatchdog watchdog, LocalKeys keys, LockEngineSettings settings, Events events) {
+	ReleasePath(LockMode mode, LeaseWatchdog watchdog, LocalKeys<LocalKey> keys, LockEngineSettings settings, Events events) {
 		this.events = events;
 		this.mode = mode;
 		this.watchdog = watchdog;
