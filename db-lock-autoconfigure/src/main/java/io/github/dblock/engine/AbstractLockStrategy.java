@@ -69,7 +69,8 @@ abstract class AbstractLockStrategy implements LockStrategy {
 	}
 
 	/**
-	 * Waits before the next attempt: the back-off's pause, cut at the deadline.
+	 * Waits before the next attempt: the back-off's pause, cut at the deadline, and ended
+	 * early by the engine's shutdown.
 	 * @param backoff the back-off
 	 * @param attempt how many attempts failed before, from 0
 	 * @param deadline {@link System#nanoTime()} when the wait ends
@@ -81,12 +82,15 @@ abstract class AbstractLockStrategy implements LockStrategy {
 		if (remaining <= 0 || this.closed) {
 			return false;
 		}
-		park(Math.min(backoff.delayNanos(attempt), remaining));
+		long until = System.nanoTime() + Math.min(backoff.delayNanos(attempt), remaining);
+		for (long left = until - System.nanoTime(); left > 0 && !this.closed; left = until - System.nanoTime()) {
+			park(left);
+		}
 		return !this.closed;
 	}
 
 	/**
-	 * Parks the thread, for the engine's shutdown to wake.
+	 * Parks the thread; it may return early (an unpark, a spurious wake-up).
 	 * @param nanos how long at most
 	 * @throws InterruptedException if the thread was interrupted
 	 */

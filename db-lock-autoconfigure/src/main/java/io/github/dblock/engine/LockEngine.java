@@ -120,8 +120,9 @@ public final class LockEngine implements AutoCloseable {
 
 	/**
 	 * How many threads of this JVM wait now for a key another of its threads holds or asks
-	 * the database for, in the lease and named modes (the transaction mode waits in the
-	 * database).
+	 * the database for, in every mode that queues locally (the lease, named and fair modes
+	 * and the writers of the read/write modes; the transaction mode and the readers wait in
+	 * the database).
 	 * @return the number of local waiters
 	 */
 	public int localWaiters() {
@@ -363,12 +364,25 @@ public final class LockEngine implements AutoCloseable {
 	public void shutdown(Duration grace) {
 		this.closed = true;
 		long deadline = System.nanoTime() + grace.toNanos();
-		Collection<LockStrategy> strategies = distinct();
+		List<LockStrategy> strategies = new ArrayList<>(distinct());
+		// the other modes first, the lease mode last, as they always shut down
+		strategies.remove(this.lease);
+		strategies.add(this.lease);
 		for (LockStrategy strategy : strategies) {
 			strategy.refuse();
 		}
+		RuntimeException failure = null;
 		for (LockStrategy strategy : strategies) {
-			strategy.shutdown(deadline);
+			try {
+				strategy.shutdown(deadline);
+			}
+			catch (RuntimeException ex) {
+				// the other modes still end what they hold
+				failure = ex;
+			}
+		}
+		if (failure != null) {
+			throw failure;
 		}
 	}
 

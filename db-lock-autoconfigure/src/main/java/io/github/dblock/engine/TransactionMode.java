@@ -117,10 +117,8 @@ final class TransactionMode extends AbstractLockStrategy {
 				return null;
 			}
 			this.events.contended(key, DbLockMode.TRANSACTION);
-			if (!pause(this.backoff, attempt, deadline)) {
-				refuseIfClosed(key);
-				return null;
-			}
+			// the engine's shutdown does not end this wait: the lock would be the caller's transaction's
+			park(Math.min(this.backoff.delayNanos(attempt), deadline - System.nanoTime()));
 		}
 	}
 
@@ -182,7 +180,7 @@ final class TransactionMode extends AbstractLockStrategy {
 		return 0;
 	}
 
-	/** Its waits end at their next attempt. */
+	/** Its waits go on: a lock it takes is its caller's transaction's, which the engine does not end. */
 	@Override
 	protected void wakeWaiters() {
 	}
