@@ -1,8 +1,7 @@
 /**
- * Public API of db-lock: the {@link io.github.dblock.DbLock} annotation, {@link io.github.dblock.DbLockTemplate}, {@link io.github.dblock.LockHandle} and the exceptions.
+ * Public API of db-lock: the {@link io.github.dblock.DbLock} annotation, {@link io.github.dblock.support.DbLockTemplate}, {@link io.github.dblock.LockHandle} and the exceptions.
  */
 @NullMarked
 package io.github.dblock;
 
-import io.github.dblock.support.DbLockTemplate;
 import org.jspecify.annotations.NullMarked;
