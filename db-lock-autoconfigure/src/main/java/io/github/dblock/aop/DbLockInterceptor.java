@@ -11,6 +11,7 @@ import io.github.dblock.DbLockMode;
 import io.github.dblock.support.DbLockTemplate;
 import io.github.dblock.FailurePolicy;
 import io.github.dblock.LockAcquisitionException;
+import io.github.dblock.LockChecks;
 import io.github.dblock.LockHandle;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -136,7 +137,7 @@ final class DbLockInterceptor implements MethodInterceptor {
 					+ " could not be evaluated: " + ex.getMessage(), ex);
 		}
 		String text = (value != null) ? value.toString() : null;
-		if (text == null || text.isBlank()) {
+		if (!LockChecks.isValidKey(text)) {
 			throw new DbLockException("@DbLock(key = \"" + expression + "\") on " + operation.method() + " evaluated to "
 					+ ((text == null) ? "null" : "a blank string") + "; a lock needs a key");
 		}
