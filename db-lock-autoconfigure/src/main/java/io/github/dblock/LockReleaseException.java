@@ -10,6 +10,8 @@ import org.jspecify.annotations.Nullable;
  * ends. Thrown by {@link LockHandle#close()}; {@link io.github.dblock.support.DbLockTemplate#execute} and a
  * {@code @DbLock} method throw it with what the action returned, or, if the action threw,
  * add it to that exception as suppressed.
+ *
+ * @since 0.1.0
  */
 public class LockReleaseException extends DbLockException {
 

@@ -3,6 +3,8 @@ package io.github.dblock;
 /**
  * What a {@code @DbLock} method (or {@link io.github.dblock.support.DbLockTemplate#execute}) does when it returns
  * and its lease was lost while it ran. A lost lease is always logged at ERROR when found.
+ *
+ * @since 0.1.0
  */
 public enum LostLeasePolicy {
 

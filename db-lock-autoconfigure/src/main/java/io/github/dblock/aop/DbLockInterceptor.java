@@ -65,11 +65,10 @@ final class DbLockInterceptor implements MethodInterceptor {
 		DbLockTemplate template = this.template.get();
 		LockHandle handle;
 		try {
-			handle = switch (operation.mode()) {
-				case LEASE -> template.acquire(key, operation.waitTime(), operation.lease(), operation.minimumHold());
-				case READ, WRITE, FAIR -> template.acquire(operation.mode(), key, operation.waitTime(), operation.lease());
-				default -> template.acquire(operation.mode(), key, operation.waitTime());
-			};
+			// the lease of a mode without one is null: the start-up check saw to it
+			handle = (operation.mode() == DbLockMode.LEASE)
+					? template.acquire(key, operation.waitTime(), operation.lease(), operation.minimumHold())
+					: template.acquire(operation.mode(), key, operation.waitTime(), operation.lease());
 		}
 		catch (LockAcquisitionException ex) {
 			return notAcquired(operation, invocation, target, ex);
