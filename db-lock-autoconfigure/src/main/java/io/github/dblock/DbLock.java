@@ -22,6 +22,8 @@ import java.lang.annotation.Target;
  * the transaction and ends with it. Spring proxies the bean, so the method
  * must be public or protected, not final or static, and be called through the proxy
  * (not from within the same object).
+ *
+ * @since 0.1.0
  */
 @Target({ ElementType.METHOD, ElementType.ANNOTATION_TYPE })
 @Retention(RetentionPolicy.RUNTIME)

@@ -1,19 +1,18 @@
 package io.github.dblock;
 
-import io.github.dblock.support.DbLockTemplate;
 import java.util.Optional;
-
-import io.github.dblock.engine.HeldLocks;
 
 /**
  * The lock the current thread holds, for code inside a {@code @DbLock} method (or a
- * {@link DbLockTemplate} call) that passes the fencing token on to the resource it
+ * {@link io.github.dblock.support.DbLockTemplate} call) that passes the fencing token on to the resource it
  * protects:
  *
  * <pre class="code">
  * long fence = DbLockContext.current().orElseThrow().fencingToken();
  * jdbc.update("UPDATE account SET balance = ?, fence = ? WHERE id = ? AND fence &lt; ?", balance, fence, id, fence);
  * </pre>
+ *
+ * @since 0.1.0
  */
 public final class DbLockContext {
 
@@ -25,7 +24,7 @@ public final class DbLockContext {
 	 * @return its handle, or empty outside a lock
 	 */
 	public static Optional<LockHandle> current() {
-		return HeldLocks.innermost();
+		return DbLockContextHolder.innermost();
 	}
 
 }

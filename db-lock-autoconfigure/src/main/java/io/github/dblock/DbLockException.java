@@ -3,6 +3,8 @@ package io.github.dblock;
 /**
  * Base of db-lock's exceptions: bad input, a database that cannot be reached, a lock that
  * could not be taken.
+ *
+ * @since 0.1.0
  */
 public class DbLockException extends RuntimeException {
 

@@ -1,11 +1,11 @@
 package io.github.dblock;
 
-import io.github.dblock.support.DbLockTemplate;
-
 /**
- * How a lock is held in the database; {@link DbLock#mode()} and the {@link DbLockTemplate}
+ * How a lock is held in the database; {@link DbLock#mode()} and the {@link io.github.dblock.support.DbLockTemplate}
  * methods that take a mode choose it. Locks of different modes never exclude each other,
  * even on the same name and key.
+ *
+ * @since 0.1.0
  */
 public enum DbLockMode {
 

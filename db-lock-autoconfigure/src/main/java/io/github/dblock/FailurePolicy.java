@@ -3,6 +3,8 @@ package io.github.dblock;
 /**
  * What a {@code @DbLock} method does when its lock stays held by another owner for the
  * whole wait (unless a {@link DbLock#fallback()} is named, which is called instead).
+ *
+ * @since 0.1.0
  */
 public enum FailurePolicy {
 

@@ -4,6 +4,8 @@ import java.time.Duration;
 
 /**
  * The lock was held by another owner for the whole time the caller was willing to wait.
+ *
+ * @since 0.1.0
  */
 public class LockAcquisitionException extends DbLockException {
 

@@ -12,6 +12,8 @@ import java.util.Optional;
  *     repository.save(order.withFence(lock.fencingToken()));
  * }
  * </pre>
+ *
+ * @since 0.1.0
  */
 public interface LockHandle extends AutoCloseable {
 

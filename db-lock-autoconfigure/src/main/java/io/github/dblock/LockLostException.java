@@ -8,6 +8,8 @@ import org.jspecify.annotations.Nullable;
  * The lease of a lock was lost while the method holding it ran: another owner may have
  * run at the same time. Thrown when the method returns, per
  * {@code db-lock.on-lost-lease=throw}; carries what the method returned.
+ *
+ * @since 0.1.0
  */
 public class LockLostException extends DbLockException {
 

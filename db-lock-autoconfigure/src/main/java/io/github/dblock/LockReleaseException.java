@@ -1,6 +1,5 @@
 package io.github.dblock;
 
-import io.github.dblock.support.DbLockTemplate;
 import java.time.Instant;
 
 import org.jspecify.annotations.Nullable;
@@ -8,9 +7,11 @@ import org.jspecify.annotations.Nullable;
 /**
  * A release that could not be confirmed: its statement failed, or its outcome is unknown
  * (a timeout, a lost reply), so the lock may still be taken in the database until its lease
- * ends. Thrown by {@link LockHandle#close()}; {@link DbLockTemplate#execute} and a
+ * ends. Thrown by {@link LockHandle#close()}; {@link io.github.dblock.support.DbLockTemplate#execute} and a
  * {@code @DbLock} method throw it with what the action returned, or, if the action threw,
  * add it to that exception as suppressed.
+ *
+ * @since 0.1.0
  */
 public class LockReleaseException extends DbLockException {
 

@@ -1,12 +1,11 @@
 package io.github.dblock;
 
 import java.time.Duration;
-
-import io.github.dblock.DbLockException;
-import io.github.dblock.DbLockMode;
+import java.util.Objects;
 
 /**
- * What a caller asks of the engine.
+ * What a caller asks of the engine: a value whose times are checked once, here, by the
+ * rules of {@link LockChecks}.
  *
  * @param key the stored key
  * @param waitTime how long to wait while another owner holds the key; zero for one attempt
@@ -17,6 +16,7 @@ import io.github.dblock.DbLockMode;
  * sooner; zero for none
  * @param mode how the lock is held; the lease and its renewal are the lease, read/write and
  * fair modes' (the other modes have no lease), the minimum hold is the lease mode's alone
+ * @since 0.1.0
  */
 public record LockRequest(String key, Duration waitTime, Duration lease, boolean renewed, Duration minimumHold,
 		DbLockMode mode) {
@@ -24,22 +24,25 @@ public record LockRequest(String key, Duration waitTime, Duration lease, boolean
 	/**
 	 * Checks the request.
 	 * @throws DbLockException for a blank key, a negative wait or minimum hold, a lease
-	 * that is not positive
+	 * that is not positive, a minimum hold in a mode other than the lease mode
+	 * @throws NullPointerException for a {@code null} time or mode
 	 */
 	public LockRequest {
-		if (key == null || key.isBlank()) {
-			throw new DbLockException("Lock key must not be blank, got '" + key + "'");
-		}
-		if (waitTime.isNegative()) {
+		LockChecks.checkKey(key);
+		Objects.requireNonNull(waitTime, "waitTime");
+		Objects.requireNonNull(lease, "lease");
+		Objects.requireNonNull(minimumHold, "minimumHold");
+		Objects.requireNonNull(mode, "mode");
+		if (!LockChecks.isValidWait(waitTime)) {
 			throw new DbLockException("Wait for lock '" + key + "' must not be negative, got " + waitTime);
 		}
-		if (lease.isNegative() || lease.isZero()) {
+		if (!LockChecks.isValidLease(lease)) {
 			throw new DbLockException("Lease of lock '" + key + "' must be positive, got " + lease);
 		}
-		if (minimumHold.isNegative()) {
+		if (!LockChecks.isValidMinimumHold(minimumHold)) {
 			throw new DbLockException("Minimum hold of lock '" + key + "' must not be negative, got " + minimumHold);
 		}
-		if (mode != DbLockMode.LEASE && !minimumHold.isZero()) {
+		if (!LockChecks.allowsMinimumHold(mode, minimumHold)) {
 			throw new DbLockException("Lock '" + key + "' in the " + mode + " mode cannot have a minimum hold ("
 					+ minimumHold + "): only a lease outlives its holder");
 		}

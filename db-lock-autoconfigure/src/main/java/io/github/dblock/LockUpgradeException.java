@@ -5,6 +5,8 @@ package io.github.dblock;
  * {@linkplain DbLockMode#WRITE write mode}: refused at once, as the writer would wait for its
  * own read lock to end (an upgrade deadlock). Release the read lock first, or take the write
  * lock from the start (a writer may read under its write lock).
+ *
+ * @since 0.1.0
  */
 public class LockUpgradeException extends DbLockException {
 

@@ -1,10 +1,10 @@
 package io.github.dblock;
 
-import io.github.dblock.support.DbLockTemplate;
-
 /**
- * What a {@code @DbLock} method (or {@link DbLockTemplate#execute}) does when it returns
+ * What a {@code @DbLock} method (or {@link io.github.dblock.support.DbLockTemplate#execute}) does when it returns
  * and its lease was lost while it ran. A lost lease is always logged at ERROR when found.
+ *
+ * @since 0.1.0
  */
 public enum LostLeasePolicy {
 

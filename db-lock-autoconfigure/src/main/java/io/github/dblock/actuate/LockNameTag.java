@@ -20,7 +20,7 @@ public interface LockNameTag {
 	/**
 	 * The default: the key without the key prefix, up to its first colon. For a
 	 * {@code @DbLock} method that is the annotation's name (or {@code Class.method}), its
-	 * key left out; for a {@link io.github.dblock.DbLockTemplate} key such as
+	 * key left out; for a {@link io.github.dblock.support.DbLockTemplate} key such as
 	 * {@code "order:" + id}, the part before the first colon. A key with no colon is its
 	 * own tag.
 	 * @param keyPrefix {@code db-lock.key-prefix}; empty for none

@@ -19,6 +19,8 @@ import org.springframework.util.function.SingletonSupplier;
  * ordered to run inside {@code @Transactional} (begin, lock, commit ends the lock), and one
  * for every other mode, ordered so that, by default, it runs outside: lock, begin, commit,
  * unlock.
+ *
+ * @since 0.1.0
  */
 public final class DbLockAdvisor extends AbstractPointcutAdvisor {
 

@@ -11,6 +11,7 @@ import io.github.dblock.DbLockMode;
 import io.github.dblock.support.DbLockTemplate;
 import io.github.dblock.FailurePolicy;
 import io.github.dblock.LockAcquisitionException;
+import io.github.dblock.LockChecks;
 import io.github.dblock.LockHandle;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -64,11 +65,10 @@ final class DbLockInterceptor implements MethodInterceptor {
 		DbLockTemplate template = this.template.get();
 		LockHandle handle;
 		try {
-			handle = switch (operation.mode()) {
-				case LEASE -> template.acquire(key, operation.waitTime(), operation.lease(), operation.minimumHold());
-				case READ, WRITE, FAIR -> template.acquire(operation.mode(), key, operation.waitTime(), operation.lease());
-				default -> template.acquire(operation.mode(), key, operation.waitTime());
-			};
+			// the lease of a mode without one is null: the start-up check saw to it
+			handle = (operation.mode() == DbLockMode.LEASE)
+					? template.acquire(key, operation.waitTime(), operation.lease(), operation.minimumHold())
+					: template.acquire(operation.mode(), key, operation.waitTime(), operation.lease());
 		}
 		catch (LockAcquisitionException ex) {
 			return notAcquired(operation, invocation, target, ex);
@@ -136,7 +136,7 @@ final class DbLockInterceptor implements MethodInterceptor {
 					+ " could not be evaluated: " + ex.getMessage(), ex);
 		}
 		String text = (value != null) ? value.toString() : null;
-		if (text == null || text.isBlank()) {
+		if (!LockChecks.isValidKey(text)) {
 			throw new DbLockException("@DbLock(key = \"" + expression + "\") on " + operation.method() + " evaluated to "
 					+ ((text == null) ? "null" : "a blank string") + "; a lock needs a key");
 		}

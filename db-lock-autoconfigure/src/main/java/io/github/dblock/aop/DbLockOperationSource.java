@@ -14,6 +14,7 @@ import io.github.dblock.DbLock;
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockAcquisitionException;
+import io.github.dblock.LockChecks;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -91,7 +92,7 @@ final class DbLockOperationSource {
 		String description = describe(specificMethod, targetClass);
 		String name = annotation.name().isEmpty() ? targetClass.getSimpleName() + "." + specificMethod.getName()
 				: annotation.name();
-		if (name.isBlank()) {
+		if (!LockChecks.isValidKey(name)) {
 			throw invalid(description, "name must not be blank", null);
 		}
 		AnnotatedElementKey methodKey = new AnnotatedElementKey(specificMethod, targetClass);
@@ -116,23 +117,24 @@ final class DbLockOperationSource {
 					+ "(DbLockTemplate.execute in the task), or make the method @Async so that the lock is held on "
 					+ "the task's thread", null);
 		}
-		if (annotation.waitMs() < -1) {
+		if (annotation.waitMs() != -1 && !LockChecks.isValidWait(Duration.ofMillis(annotation.waitMs()))) {
 			throw invalid(description,
 					"waitMs must be -1 (db-lock.default-wait), 0 (do not wait) or positive, got " + annotation.waitMs(),
 					null);
 		}
-		if (annotation.leaseMs() < -1 || annotation.leaseMs() == 0) {
+		if (annotation.leaseMs() != -1 && !LockChecks.isValidLease(Duration.ofMillis(annotation.leaseMs()))) {
 			throw invalid(description,
 					"leaseMs must be -1 (db-lock.default-lease) or positive, got " + annotation.leaseMs(), null);
 		}
-		if (annotation.minHoldMs() < 0) {
+		if (!LockChecks.isValidMinimumHold(Duration.ofMillis(annotation.minHoldMs()))) {
 			throw invalid(description, "minHoldMs must be 0 (none) or positive, got " + annotation.minHoldMs(), null);
 		}
-		if (!annotation.mode().hasLease() && (annotation.leaseMs() != -1 || annotation.minHoldMs() != 0)) {
+		if (!LockChecks.allowsLease(annotation.mode(), millisOrDefault(annotation.leaseMs()))
+				|| (!annotation.mode().hasLease() && annotation.minHoldMs() != 0)) {
 			throw invalid(description, "leaseMs and minHoldMs are the lease, read/write and fair modes' alone; a lock in the "
 					+ annotation.mode() + " mode has no lease", null);
 		}
-		if (annotation.mode() != DbLockMode.LEASE && annotation.minHoldMs() != 0) {
+		if (!LockChecks.allowsMinimumHold(annotation.mode(), Duration.ofMillis(annotation.minHoldMs()))) {
 			throw invalid(description, "minHoldMs is the lease mode's alone; a lock in the " + annotation.mode()
 					+ " mode ends when it is released", null);
 		}

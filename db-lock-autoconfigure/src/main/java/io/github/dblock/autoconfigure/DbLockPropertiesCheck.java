@@ -2,6 +2,8 @@ package io.github.dblock.autoconfigure;
 
 import java.time.Duration;
 
+import io.github.dblock.LockChecks;
+
 import org.springframework.core.env.Environment;
 
 /**
@@ -22,8 +24,15 @@ final class DbLockPropertiesCheck {
 
 	void check() {
 		DbLockProperties p = this.properties;
-		positive("db-lock.default-lease", p.getDefaultLease(), "a lease must last some time");
-		notNegative("db-lock.default-wait", p.getDefaultWait(), "use 0 for no wait");
+		// the template's defaults, by the rules of every lock request
+		if (!LockChecks.isValidLease(p.getDefaultLease())) {
+			fail("db-lock.default-lease", p.getDefaultLease(), "must be positive: a lease must last some time",
+					"Set a positive duration, such as 1s or 500ms.");
+		}
+		if (!LockChecks.isValidWait(p.getDefaultWait())) {
+			fail("db-lock.default-wait", p.getDefaultWait(), "must not be negative: use 0 for no wait",
+					"Set 0 or a positive duration.");
+		}
 		notNegative("db-lock.local-turn", p.getLocalTurn(), "use 0 to hand a lock to another instance at once");
 		positive("db-lock.backoff.initial", p.getBackoff().getInitial(), "a pause between attempts must last some time");
 		if (p.getBackoff().getMax().compareTo(p.getBackoff().getInitial()) < 0) {

@@ -1,22 +1,17 @@
 package io.github.dblock.engine;
 
-import java.util.ArrayList;
-import java.util.Deque;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentLinkedDeque;
 
+import io.github.dblock.DbLockContextHolder;
 import io.github.dblock.LockHandle;
 
 /**
- * The handles the current thread has acquired and not closed, innermost last; read
- * through {@link io.github.dblock.DbLockContext}. A handle closed by another thread leaves
- * the list of the thread that acquired it.
+ * The handles the current thread has acquired and not closed, innermost last, kept in the
+ * API's {@link DbLockContextHolder} and read through {@link io.github.dblock.DbLockContext}.
+ * A handle closed by another thread leaves the list of the thread that acquired it.
  */
 public final class HeldLocks {
-
-	private static final ThreadLocal<Deque<ListedHandle>> handles = new ThreadLocal<>();
 
 	private HeldLocks() {
 	}
@@ -26,17 +21,7 @@ public final class HeldLocks {
 	 * @return the handle, or empty outside a lock
 	 */
 	public static Optional<LockHandle> innermost() {
-		Deque<ListedHandle> held = handles.get();
-		if (held == null) {
-			return Optional.empty();
-		}
-		for (Iterator<ListedHandle> it = held.descendingIterator(); it.hasNext();) {
-			ListedHandle handle = it.next();
-			if (handle.isOpen()) {
-				return Optional.of(handle);
-			}
-		}
-		return Optional.empty();
+		return DbLockContextHolder.innermost();
 	}
 
 	/**
@@ -44,36 +29,17 @@ public final class HeldLocks {
 	 * @return the open handles, or an empty list outside a lock
 	 */
 	public static List<LockHandle> all() {
-		Deque<ListedHandle> held = handles.get();
-		if (held == null) {
-			return List.of();
-		}
-		List<LockHandle> open = new ArrayList<>();
-		for (ListedHandle handle : held) {
-			if (handle.isOpen()) {
-				open.add(handle);
-			}
-		}
-		return open;
+		return DbLockContextHolder.all();
 	}
 
-	/** Lists a new handle of the current thread; returns the list, to remove it from. */
-	static Deque<ListedHandle> push(ListedHandle handle) {
-		Deque<ListedHandle> held = handles.get();
-		if (held == null) {
-			held = new ConcurrentLinkedDeque<>();
-			handles.set(held);
-		}
-		held.addLast(handle);
-		return held;
+	/** Lists a new handle of the current thread; returns its entry, to remove it by. */
+	static DbLockContextHolder.Entry push(ListedHandle handle) {
+		return DbLockContextHolder.add(handle);
 	}
 
 	/** Removes a closed handle from the list of the thread that acquired it. */
-	static void remove(Deque<ListedHandle> held, ListedHandle handle) {
-		held.removeLastOccurrence(handle);
-		if (held.isEmpty() && handles.get() == held) {
-			handles.remove();
-		}
+	static void remove(DbLockContextHolder.Entry held, ListedHandle handle) {
+		held.remove();
 	}
 
 }

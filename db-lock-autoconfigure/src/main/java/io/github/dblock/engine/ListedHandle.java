@@ -1,8 +1,8 @@
 package io.github.dblock.engine;
 
-import java.util.Deque;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import io.github.dblock.DbLockContextHolder;
 import io.github.dblock.LockHandle;
 
 /**
@@ -14,7 +14,7 @@ abstract class ListedHandle implements LockHandle {
 	private final AtomicBoolean open = new AtomicBoolean(true);
 
 	/** The acquiring thread's handles, in which this one is listed until closed. */
-	private final Deque<ListedHandle> context;
+	private final DbLockContextHolder.Entry context;
 
 	ListedHandle() {
 		this.context = HeldLocks.push(this);

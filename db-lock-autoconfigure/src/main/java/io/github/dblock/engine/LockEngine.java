@@ -12,6 +12,7 @@ import java.util.Optional;
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockAcquisitionException;
+import io.github.dblock.LockChecks;
 import io.github.dblock.LockHandle;
 import io.github.dblock.LockRequest;
 import io.github.dblock.jdbc.ConnectionLockRepository;
@@ -329,9 +330,7 @@ public final class LockEngine implements AutoCloseable {
 	 * @throws DbLockException if it is not a valid key
 	 */
 	public void checkKey(String key) {
-		if (key.isBlank()) {
-			throw new DbLockException("Lock key must not be blank");
-		}
+		LockChecks.checkKey(key);
 		if (key.length() > this.repository.maxKeyLength()) {
 			throw new DbLockException("Lock key is " + key.length() + " characters long, the lock table holds at most "
 					+ this.repository.maxKeyLength() + ": '" + key.substring(0, 40) + "...'");

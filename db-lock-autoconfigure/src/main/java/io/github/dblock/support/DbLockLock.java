@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
+import java.util.concurrent.locks.ReadWriteLock;
 
 import io.github.dblock.LockRequest;
 import org.jspecify.annotations.Nullable;
@@ -46,6 +47,34 @@ final class DbLockLock implements Lock {
 		this.mode = mode;
 		this.handles = handles;
 		this.slot = mode + ":" + key;
+	}
+
+	/**
+	 * A read/write lock over one key: its read lock in the {@link DbLockMode#READ read mode},
+	 * its write lock in the {@link DbLockMode#WRITE write mode}.
+	 */
+	static ReadWriteLock readWriteLock(DbLockTemplate template, String key,
+			ThreadLocal<Map<String, ArrayDeque<LockHandle>>> handles) {
+		DbLockLock read = new DbLockLock(template, key, DbLockMode.READ, handles);
+		DbLockLock write = new DbLockLock(template, key, DbLockMode.WRITE, handles);
+		return new ReadWriteLock() {
+
+			@Override
+			public Lock readLock() {
+				return read;
+			}
+
+			@Override
+			public Lock writeLock() {
+				return write;
+			}
+
+			@Override
+			public String toString() {
+				return "DbLockReadWriteLock[" + key + "]";
+			}
+
+		};
 	}
 
 	private void push(LockHandle handle) {

@@ -3,6 +3,7 @@ package io.github.dblock.support;
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockAcquisitionException;
+import io.github.dblock.LockChecks;
 import io.github.dblock.LockHandle;
 import io.github.dblock.LockLostException;
 import io.github.dblock.LockReleaseException;
@@ -24,15 +25,25 @@ import io.github.dblock.LockRequest;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Programmatic access to db-lock, in the spirit of Spring's {@code TransactionTemplate}.
- * Keys given here are stored as {@code [key-prefix:]key}. A {@code null} wait means
- * {@code db-lock.default-wait}; a {@code null} lease means {@code db-lock.default-lease},
- * renewed by a watchdog for as long as the lock is held, whereas a given lease is fixed
- * and ends on time even if the holder still runs.
+ * Programmatic access to db-lock, in the spirit of Spring's {@code TransactionTemplate}:
+ * {@code execute} runs a callback holding a lock, {@code acquire} returns a handle to
+ * close, {@code tryAcquire} and {@code tryExecute} make one attempt without waiting. Each
+ * takes a key in the lease mode, or a {@link DbLockMode} and a key. Keys given here are
+ * stored as {@code [key-prefix:]key}. A {@code null} wait means {@code db-lock.default-wait};
+ * a {@code null} lease means {@code db-lock.default-lease}, renewed by a watchdog for as
+ * long as the lock is held, whereas a given lease is fixed and ends on time even if the
+ * holder still runs. The {@code execute} methods throw {@link LockAcquisitionException} if
+ * the lock stayed held for the whole wait, {@link LockLostException} if the lease was lost
+ * while the callback ran (per the lost-lease policy), {@link LockReleaseException} if the
+ * release could not be confirmed (with the callback's result; added as suppressed to the
+ * callback's exception if it threw), and wrap a checked exception of the callback in an
+ * {@link UndeclaredThrowableException}.
  *
  * <pre class="code">
  * Receipt receipt = template.execute("order:" + id, () -> payments.charge(id));
  * </pre>
+ *
+ * @since 0.1.0
  */
 public class DbLockTemplate {
 
@@ -79,10 +90,10 @@ public class DbLockTemplate {
 			throw new IllegalArgumentException("Invalid db-lock key prefix '" + keyPrefix
 					+ "': expected letters, digits, '_', '.' or '-', at most 64 characters");
 		}
-		if (defaultWait.isNegative()) {
+		if (!LockChecks.isValidWait(defaultWait)) {
 			throw new IllegalArgumentException("db-lock default wait must not be negative, got " + defaultWait);
 		}
-		if (defaultLease.isNegative() || defaultLease.isZero()) {
+		if (!LockChecks.isValidLease(defaultLease)) {
 			throw new IllegalArgumentException("db-lock default lease must be positive, got " + defaultLease);
 		}
 		this.engine = engine;
@@ -116,7 +127,8 @@ public class DbLockTemplate {
 	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
 	 */
 	public LockHandle acquire(String key, @Nullable Duration wait, @Nullable Duration lease, Duration minimumHold) {
-		return this.engine.acquire(request(key, (wait != null) ? wait : this.defaultWait, lease, minimumHold));
+		return this.engine.acquire(request(DbLockMode.LEASE, key, (wait != null) ? wait : this.defaultWait, lease,
+				minimumHold));
 	}
 
 	/**
@@ -168,7 +180,7 @@ public class DbLockTemplate {
 	 * mode if no transaction is active
 	 */
 	public LockHandle acquire(DbLockMode mode, String key, @Nullable Duration wait, @Nullable Duration lease) {
-		if (lease != null && !mode.hasLease()) {
+		if (!LockChecks.allowsLease(mode, lease)) {
 			throw new DbLockException("Lock '" + key + "' in the " + mode + " mode has no lease, got " + lease);
 		}
 		return this.engine.acquire(request(mode, key, (wait != null) ? wait : this.defaultWait, lease, Duration.ZERO));
@@ -195,11 +207,6 @@ public class DbLockTemplate {
 	 * @param wait how long to wait; {@code null} for the default
 	 * @param action the action
 	 * @return the action's result
-	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
-	 * @throws LockLostException if the lock was lost while the action ran, per policy
-	 * @throws LockReleaseException if the release could not be confirmed (with the action's
-	 * result; added as suppressed to the action's exception if it threw)
-	 * @throws UndeclaredThrowableException wrapping a checked exception of the action
 	 */
 	public <T> @Nullable T execute(DbLockMode mode, String key, @Nullable Duration wait,
 			Callable<? extends @Nullable T> action) {
@@ -213,7 +220,7 @@ public class DbLockTemplate {
 	 * @return the handle, or empty if the lock is held
 	 */
 	public Optional<LockHandle> tryAcquire(String key, @Nullable Duration lease) {
-		return this.engine.tryAcquire(request(key, Duration.ZERO, lease, Duration.ZERO));
+		return this.engine.tryAcquire(request(DbLockMode.LEASE, key, Duration.ZERO, lease, Duration.ZERO));
 	}
 
 	/**
@@ -222,27 +229,9 @@ public class DbLockTemplate {
 	 * @param key the key, without the prefix
 	 * @param action the action
 	 * @return the action's result
-	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
-	 * @throws LockLostException if the lease was lost while the action ran, per policy
-	 * @throws LockReleaseException if the release could not be confirmed (with the action's
-	 * result; added as suppressed to the action's exception if it threw)
-	 * @throws UndeclaredThrowableException wrapping a checked exception of the action
 	 */
 	public <T> @Nullable T execute(String key, Callable<? extends @Nullable T> action) {
 		return execute(key, null, null, action);
-	}
-
-	/**
-	 * Runs an action while holding a lock with the default wait and a renewed lease.
-	 * @param key the key, without the prefix
-	 * @param action the action
-	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
-	 * @throws LockLostException if the lease was lost while the action ran, per policy
-	 * @throws LockReleaseException if the release could not be confirmed (with the action's
-	 * result; added as suppressed to the action's exception if it threw)
-	 */
-	public void execute(String key, Runnable action) {
-		execute(key, null, null, action);
 	}
 
 	/**
@@ -253,12 +242,6 @@ public class DbLockTemplate {
 	 * @param lease a fixed lease; {@code null} for the default lease, renewed while held
 	 * @param action the action
 	 * @return the action's result
-	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
-	 * @throws LockLostException if the lease was lost while the action ran, per policy
-	 * @throws LockReleaseException if the release could not be confirmed (with the action's
-	 * result; added as suppressed to the action's exception if it threw)
-	 * @throws UndeclaredThrowableException wrapping a checked exception of the action;
-	 * unchecked exceptions and errors pass as they are
 	 */
 	public <T> @Nullable T execute(String key, @Nullable Duration wait, @Nullable Duration lease,
 			Callable<? extends @Nullable T> action) {
@@ -266,47 +249,18 @@ public class DbLockTemplate {
 	}
 
 	/**
-	 * Runs an action while holding a lock, and releases it afterwards.
-	 * @param key the key, without the prefix
-	 * @param wait how long to wait; {@code null} for the default
-	 * @param lease a fixed lease; {@code null} for the default lease, renewed while held
-	 * @param action the action
-	 * @throws LockAcquisitionException if the lock stayed held for the whole wait
-	 * @throws LockLostException if the lease was lost while the action ran, per policy
-	 * @throws LockReleaseException if the release could not be confirmed (with the action's
-	 * result; added as suppressed to the action's exception if it threw)
-	 */
-	public void execute(String key, @Nullable Duration wait, @Nullable Duration lease, Runnable action) {
-		callHolding(acquire(key, wait, lease), asCallable(action));
-	}
-
-	/**
-	 * Runs an action if the lock can be had without waiting, with a renewed lease.
-	 * @param <T> the action's result type
-	 * @param key the key, without the prefix
-	 * @param action the action
-	 * @return the action's result, or empty if the lock was held (or the action returned
-	 * {@code null})
-	 * @throws LockLostException if the lease was lost while the action ran, per policy
-	 * @throws LockReleaseException if the release could not be confirmed (with the action's
-	 * result; added as suppressed to the action's exception if it threw)
-	 */
-	public <T> Optional<T> tryExecute(String key, Callable<? extends @Nullable T> action) {
-		return tryAcquire(key, null).map((handle) -> callHolding(handle, action));
-	}
-
-	/**
-	 * Runs an action if the lock can be had without waiting, with a renewed lease.
+	 * Runs an action if the lock can be had without waiting, with a renewed lease; as
+	 * {@code execute} otherwise.
 	 * @param key the key, without the prefix
 	 * @param action the action
 	 * @return whether the action ran
-	 * @throws LockLostException if the lease was lost while the action ran, per policy
-	 * @throws LockReleaseException if the release could not be confirmed (with the action's
-	 * result; added as suppressed to the action's exception if it threw)
 	 */
 	public boolean tryExecute(String key, Runnable action) {
 		Optional<LockHandle> handle = tryAcquire(key, null);
-		handle.ifPresent((held) -> callHolding(held, asCallable(action)));
+		handle.ifPresent((held) -> callHolding(held, () -> {
+			action.run();
+			return null;
+		}));
 		return handle.isPresent();
 	}
 
@@ -339,26 +293,7 @@ public class DbLockTemplate {
 	 */
 	public ReadWriteLock readWriteLock(String key) {
 		storedKey(key);
-		DbLockLock read = new DbLockLock(this, key, DbLockMode.READ, this.lockHandles);
-		DbLockLock write = new DbLockLock(this, key, DbLockMode.WRITE, this.lockHandles);
-		return new ReadWriteLock() {
-
-			@Override
-			public Lock readLock() {
-				return read;
-			}
-
-			@Override
-			public Lock writeLock() {
-				return write;
-			}
-
-			@Override
-			public String toString() {
-				return "DbLockReadWriteLock[" + key + "]";
-			}
-
-		};
+		return DbLockLock.readWriteLock(this, key, this.lockHandles);
 	}
 
 	/**
@@ -385,20 +320,13 @@ public class DbLockTemplate {
 	 * @throws DbLockException if the key is blank or too long
 	 */
 	public String storedKey(String key) {
-		if (key == null || key.isBlank()) {
-			throw new DbLockException("Lock key must not be blank, got '" + key + "'");
-		}
-		String stored = this.keyPrefix + key;
+		String stored = this.keyPrefix + LockChecks.checkKey(key);
 		this.engine.checkKey(stored);
 		return stored;
 	}
 
 	LockEngine engine() {
 		return this.engine;
-	}
-
-	LockRequest request(String key, Duration wait, @Nullable Duration lease, Duration minimumHold) {
-		return request(DbLockMode.LEASE, key, wait, lease, minimumHold);
 	}
 
 	LockRequest request(DbLockMode mode, String key, Duration wait, @Nullable Duration lease, Duration minimumHold) {
@@ -423,25 +351,6 @@ public class DbLockTemplate {
 	}
 
 	/**
-	 * Releases a handle after the work under it returned.
-	 * @param <T> the result type
-	 * @param handle the handle
-	 * @param result what the work returned
-	 * @return the handle, closed
-	 * @throws LockReleaseException if the release could not be confirmed, carrying the
-	 * result
-	 */
-	public static <T> LockHandle close(LockHandle handle, @Nullable T result) {
-		try {
-			handle.close();
-		}
-		catch (LockReleaseException ex) {
-			throw ex.withResult(result);
-		}
-		return handle;
-	}
-
-	/**
 	 * Releases a handle after the work under it returned, and applies the lost-lease policy
 	 * ({@link #checkNotLost}). A lease that was lost is reported as such even when its
 	 * release could not be confirmed too (a stalled database does both): the
@@ -456,17 +365,18 @@ public class DbLockTemplate {
 	 */
 	public <T> @Nullable T release(LockHandle handle, @Nullable T result) {
 		try {
-			close(handle, result);
+			handle.close();
 		}
 		catch (LockReleaseException ex) {
+			LockReleaseException failed = ex.withResult(result);
 			try {
 				checkNotLost(handle, result);
 			}
 			catch (LockLostException lost) {
-				lost.addSuppressed(ex);
+				lost.addSuppressed(failed);
 				throw lost;
 			}
-			throw ex;
+			throw failed;
 		}
 		return checkNotLost(handle, result);
 	}
@@ -484,13 +394,6 @@ public class DbLockTemplate {
 		catch (RuntimeException ex) {
 			failure.addSuppressed(ex);
 		}
-	}
-
-	private static Callable<@Nullable Object> asCallable(Runnable action) {
-		return () -> {
-			action.run();
-			return null;
-		};
 	}
 
 }

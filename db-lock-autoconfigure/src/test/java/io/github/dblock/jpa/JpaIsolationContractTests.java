@@ -123,8 +123,7 @@ abstract class JpaIsolationContractTests {
 	@Test
 	void aReleaseInsideAJpaTransactionWaitsForItsCommit() throws Exception {
 		int seenBeforeCommit = this.service.inTransaction(() -> {
-			this.locks.execute("jpa-after-commit", () -> {
-			});
+			this.locks.execute("jpa-after-commit", () -> null);
 			return CompletableFuture.supplyAsync(() -> lockRows("jpa-after-commit")).get(30, TimeUnit.SECONDS);
 		});
 		assertThat(seenBeforeCommit).isEqualTo(1);

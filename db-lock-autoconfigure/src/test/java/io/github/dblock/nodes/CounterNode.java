@@ -45,6 +45,7 @@ public final class CounterNode {
 								"SELECT counter_value FROM db_lock_test_process_counter WHERE id = 1", Long.class);
 						jdbc.update("UPDATE db_lock_test_process_counter SET counter_value = ? WHERE id = 1", value + 1);
 						jdbc.update("UPDATE db_lock_test_process_counter SET holders = holders - 1 WHERE id = 1");
+						return null;
 					});
 				}
 			});

@@ -63,6 +63,7 @@ public final class OuterTransactionNode {
 						long value = jdbc.queryForObject(
 								"SELECT counter_value FROM db_lock_test_process_counter WHERE id = 1", Long.class);
 						jdbc.update("UPDATE db_lock_test_process_counter SET counter_value = ? WHERE id = 1", value + 1);
+						return null;
 					}));
 				}
 			});
