@@ -69,13 +69,13 @@ final class FairMode implements AutoCloseable {
 
 	private volatile boolean closed;
 
-	FairMode(FairLockRepository queue, LockEngineSettings settings, Events events) {
+	FairMode(FairLockRepository queue, LockEngineSettings settings, Events events, LockScheduler scheduler) {
 		this.queue = queue;
-		this.orphans = new Orphans("tickets", queue::abandonAll);
+		this.orphans = new Orphans("tickets", queue::abandonAll, scheduler);
 		this.settings = settings;
 		this.events = events;
 		this.availability = new Availability("fair", queue::unavailable);
-		this.renewal = new FairRenewal(queue);
+		this.renewal = new FairRenewal(queue, scheduler);
 	}
 
 	/**

@@ -102,6 +102,8 @@ public final class LockEngine implements AutoCloseable {
 
 	private final Events events = new Events();
 
+	private final LockScheduler scheduler = new LockScheduler();
+
 	private volatile boolean closed;
 
 	/**
@@ -124,16 +126,29 @@ public final class LockEngine implements AutoCloseable {
 			LockEngineSettings settings) {
 		this.repository = repository;
 		this.settings = settings;
-		this.mode = new LeaseMode(repository);
-		this.watchdog = new LeaseWatchdog(this.mode);
+		this.mode = new LeaseMode(repository, this.scheduler);
+		this.watchdog = new LeaseWatchdog(this.mode, this.scheduler);
 		this.releases = new ReleasePath(this.mode, this.watchdog, this.keys, settings, this.events);
 		this.transactions = (connectionLocks != null)
 				? new TransactionMode(connectionLocks, settings.backoff(), this.events) : null;
-		this.named = (connectionLocks != null) ? new NamedMode(connectionLocks, settings.backoff(), this.events) : null;
+		this.named = (connectionLocks != null)
+				? new NamedMode(connectionLocks, settings.backoff(), this.events, this.scheduler) : null;
 		this.readWrite = repository.readWriteLocks()
-			.map((readWriteLocks) -> new ReadWriteMode(readWriteLocks, settings, this.events))
+			.map((readWriteLocks) -> new ReadWriteMode(readWriteLocks, settings, this.events, this.scheduler))
 			.orElse(null);
-		this.fair = repository.fairQueue().map((queue) -> new FairMode(queue, settings, this.events)).orElse(null);
+		this.fair = repository.fairQueue()
+			.map((queue) -> new FairMode(queue, settings, this.events, this.scheduler))
+			.orElse(null);
+	}
+
+	/**
+	 * The scheduler of this engine's background work, for the jobs that use the engine
+	 * too (the reaper, the recovery job, the lock log). It stops once the engine has shut
+	 * down and each job has shut down its {@link LockScheduler.Tasks tasks}.
+	 * @return the scheduler
+	 */
+	public LockScheduler scheduler() {
+		return this.scheduler;
 	}
 
 	/**
@@ -527,6 +542,7 @@ public final class LockEngine implements AutoCloseable {
 		}
 		this.watchdog.close();
 		this.mode.close();
+		this.scheduler.shutdown();
 	}
 
 	private boolean holding() {

@@ -87,13 +87,13 @@ final class ReadWriteMode implements AutoCloseable {
 
 	private volatile boolean closed;
 
-	ReadWriteMode(ReadWriteLockRepository repository, LockEngineSettings settings, Events events) {
+	ReadWriteMode(ReadWriteLockRepository repository, LockEngineSettings settings, Events events, LockScheduler scheduler) {
 		this.repository = repository;
-		this.orphans = new Orphans("rows and intents", this::withdrawAll);
+		this.orphans = new Orphans("rows and intents", this::withdrawAll, scheduler);
 		this.settings = settings;
 		this.events = events;
 		Renewals renewals = new Renewals();
-		this.watchdog = new LeaseWatchdog(renewals);
+		this.watchdog = new LeaseWatchdog(renewals, scheduler);
 		this.turn = new LocalTurn(renewals, this.watchdog, settings, events);
 		this.availability = new Availability("read/write", repository::unavailable);
 	}
