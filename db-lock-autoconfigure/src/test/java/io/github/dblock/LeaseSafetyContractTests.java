@@ -15,7 +15,8 @@ import java.util.concurrent.locks.Lock;
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.engine.Backoff;
 import io.github.dblock.engine.LockEngine;
-import io.github.dblock.engine.LockReaper;
+import io.github.dblock.engine.LockScheduler;
+import io.github.dblock.maintenance.LockReaper;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.jdbc.Lease;
 import io.github.dblock.testsupport.CountingLockRepository;
@@ -209,8 +210,10 @@ abstract class LeaseSafetyContractTests {
 			.until(() -> this.jdbc.queryForObject("SELECT COUNT(*) FROM db_lock WHERE expires_at <= "
 					+ database().dialect(this.dataSource).now(), Integer.class) == expired + 1);
 		assertThat(this.jdbcRepository.renew(renewed, Duration.ofSeconds(30))).isPresent();
-		try (LockReaper first = new LockReaper(this.jdbcRepository, 37);
-				LockReaper second = new LockReaper(this.jdbcRepository, 37)) {
+		LockScheduler scheduler = new LockScheduler();
+		LockReaper first = new LockReaper(this.jdbcRepository, 37, Duration.ofMinutes(1), scheduler);
+		LockReaper second = new LockReaper(this.jdbcRepository, 37, Duration.ofMinutes(1), scheduler);
+		try {
 			CountDownLatch start = new CountDownLatch(1);
 			java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
 			try {
@@ -228,6 +231,9 @@ abstract class LeaseSafetyContractTests {
 			finally {
 				pool.shutdownNow();
 			}
+		}
+		finally {
+			scheduler.shutdown();
 		}
 		assertThat(this.jdbc.queryForList("SELECT lock_key FROM db_lock", String.class))
 			.containsExactlyInAnyOrder("live-0", "live-1", "live-2", "live-3", "live-4", "renewed");

@@ -11,9 +11,6 @@ import io.github.dblock.engine.Backoff;
 import io.github.dblock.engine.DbLockObservationConvention;
 import io.github.dblock.engine.LockEngine;
 import io.github.dblock.engine.LockEngineSettings;
-import io.github.dblock.engine.LockHistory;
-import io.github.dblock.engine.LockReaper;
-import io.github.dblock.engine.LockRecovery;
 import io.github.dblock.jdbc.ConnectionLockRepository;
 import io.github.dblock.jdbc.JdbcConnectionLockRepository;
 import io.github.dblock.jdbc.JdbcLockHistoryRepository;
@@ -22,6 +19,9 @@ import io.github.dblock.jdbc.LockHistoryRepository;
 import io.github.dblock.jdbc.LockRepository;
 import io.github.dblock.jdbc.SqlDialect;
 import io.github.dblock.jdbc.SqlDialects;
+import io.github.dblock.maintenance.LockHistory;
+import io.github.dblock.maintenance.LockReaper;
+import io.github.dblock.maintenance.LockRecovery;
 import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -291,9 +291,9 @@ public final class DbLockAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnBooleanProperty("db-lock.history.enabled")
 	LockHistory dbLockHistory(LockHistoryRepository repository, LockEngine engine, DbLockProperties properties) {
-		LockHistory history = new LockHistory(repository);
+		LockHistory history = new LockHistory(repository, properties.getHistory().getFlushInterval(),
+				engine.scheduler());
 		engine.addListener(history);
-		history.start(properties.getHistory().getFlushInterval());
 		return history;
 	}
 
@@ -302,10 +302,8 @@ public final class DbLockAutoConfiguration {
 	@Conditional(HistoryOrRecovery.class)
 	LockRecovery dbLockRecovery(LockHistoryRepository repository, LockEngine engine, DbLockProperties properties) {
 		DbLockProperties.History history = properties.getHistory();
-		LockRecovery recovery = new LockRecovery(engine, repository, properties.getRecovery().getMaxHold(),
-				history.isEnabled() ? history.getRetention() : null);
-		recovery.start(properties.getRecovery().getInterval());
-		return recovery;
+		return new LockRecovery(engine, repository, properties.getRecovery().getMaxHold(),
+				history.isEnabled() ? history.getRetention() : null, properties.getRecovery().getInterval());
 	}
 
 	/** The lock log on, or a longest hold set. */
@@ -330,10 +328,9 @@ public final class DbLockAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBooleanProperty(name = "db-lock.reaper.enabled", matchIfMissing = true)
-	LockReaper dbLockReaper(LockRepository repository, DbLockProperties properties) {
-		LockReaper reaper = new LockReaper(repository, properties.getReaper().getBatchSize());
-		reaper.start(properties.getReaper().getInterval());
-		return reaper;
+	LockReaper dbLockReaper(LockRepository repository, LockEngine engine, DbLockProperties properties) {
+		DbLockProperties.Reaper reaper = properties.getReaper();
+		return new LockReaper(repository, reaper.getBatchSize(), reaper.getInterval(), engine.scheduler());
 	}
 
 	@Bean

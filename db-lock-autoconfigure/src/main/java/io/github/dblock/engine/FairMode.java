@@ -62,13 +62,13 @@ final class FairMode extends AbstractLockStrategy {
 	/** The tickets that failed enqueues may have written. */
 	private final Orphans orphans;
 
-	FairMode(FairLockRepository queue, LockEngineSettings settings, Events events) {
+	FairMode(FairLockRepository queue, LockEngineSettings settings, Events events, LockScheduler scheduler) {
 		this.queue = queue;
-		this.orphans = new Orphans("tickets", queue::abandonAll);
+		this.orphans = new Orphans("tickets", queue::abandonAll, scheduler);
 		this.settings = settings;
 		this.events = events;
 		this.availability = new Availability("fair", queue::unavailable);
-		this.renewal = new FairRenewal(queue);
+		this.renewal = new FairRenewal(queue, scheduler);
 	}
 
 	/**

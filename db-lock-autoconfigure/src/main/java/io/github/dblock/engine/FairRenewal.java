@@ -9,7 +9,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -19,10 +18,8 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
-
 /**
- * The fair mode's work on a thread of its own:
+ * The fair mode's work on the engine's {@link LockScheduler}:
  * <ul>
  * <li>renews the tickets of this JVM whose lease is renewed (waiting, or held with a
  * renewed lease): every tick, one statement per lease length for the tickets that are due
@@ -52,7 +49,7 @@ final class FairRenewal implements AutoCloseable {
 	/** Tickets whose lease is renewed. */
 	private final Set<FairTicket> renewing = ConcurrentHashMap.newKeySet();
 
-	private final ScheduledThreadPoolExecutor executor;
+	private final LockScheduler.Tasks executor;
 
 	private final AtomicBoolean reaping = new AtomicBoolean();
 
@@ -60,12 +57,9 @@ final class FairRenewal implements AutoCloseable {
 
 	private @Nullable ScheduledFuture<?> renewal;
 
-	FairRenewal(FairLockRepository queue) {
+	FairRenewal(FairLockRepository queue, LockScheduler scheduler) {
 		this.queue = queue;
-		CustomizableThreadFactory threads = new CustomizableThreadFactory("db-lock-fair-");
-		threads.setDaemon(true);
-		this.executor = new ScheduledThreadPoolExecutor(1, threads);
-		this.executor.setRemoveOnCancelPolicy(true);
+		this.executor = scheduler.tasks("fair");
 	}
 
 	/** Starts the reaping of expired tickets, once: at the mode's first use. */

@@ -38,10 +38,10 @@ final class LeaseMode implements LockMode {
 
 	private final Orphans orphans;
 
-	LeaseMode(LockRepository repository) {
+	LeaseMode(LockRepository repository, LockScheduler scheduler) {
 		this.repository = repository;
 		this.releases = new GroupRelease(repository, RELEASE_STATEMENTS);
-		this.orphans = new Orphans("rows", repository::abandonAll);
+		this.orphans = new Orphans("rows", repository::abandonAll, scheduler);
 	}
 
 	@Override

@@ -71,11 +71,11 @@ final class LeaseStrategy extends AbstractLockStrategy {
 
 	private final ReleasePath releases;
 
-	LeaseStrategy(LockRepository repository, LockEngineSettings settings, Events events) {
+	LeaseStrategy(LockRepository repository, LockEngineSettings settings, Events events, LockScheduler scheduler) {
 		this.settings = settings;
 		this.events = events;
-		this.mode = new LeaseMode(repository);
-		this.watchdog = new LeaseWatchdog(this.mode);
+		this.mode = new LeaseMode(repository, scheduler);
+		this.watchdog = new LeaseWatchdog(this.mode, scheduler);
 		this.releases = new ReleasePath(this.mode, this.watchdog, this.keys, settings, events);
 	}
 

@@ -11,7 +11,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 import io.github.dblock.jdbc.Lease;
@@ -19,10 +18,8 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
-
 /**
- * Renews held, renewed leases, and finds the ones that ended, on two threads of their own:
+ * Renews held, renewed leases, and finds the ones that ended, on the engine's {@link LockScheduler}:
  * <ul>
  * <li>a periodic sweep renews every lease that is due, those of one length together in one
  * statement (up to {@link #MAX_BATCH}); if that statement fails, each of its leases is tried
@@ -53,7 +50,7 @@ final class LeaseWatchdog implements AutoCloseable {
 
 	private final Renewer mode;
 
-	private final ScheduledThreadPoolExecutor executor;
+	private final LockScheduler.Tasks executor;
 
 	private final Set<HeldLease> renewing = ConcurrentHashMap.newKeySet();
 
@@ -63,13 +60,10 @@ final class LeaseWatchdog implements AutoCloseable {
 
 	private @Nullable ScheduledFuture<?> checker;
 
-	LeaseWatchdog(Renewer mode) {
+	LeaseWatchdog(Renewer mode, LockScheduler scheduler) {
 		this.mode = mode;
-		CustomizableThreadFactory threads = new CustomizableThreadFactory("db-lock-watchdog-");
-		threads.setDaemon(true);
-		// one thread renews, one finds ended leases: the second never waits for the database
-		this.executor = new ScheduledThreadPoolExecutor(2, threads);
-		this.executor.setRemoveOnCancelPolicy(true);
+		// renewals run on a worker, the check for ended leases on the timer: it never waits for the database
+		this.executor = scheduler.tasks("watchdog");
 	}
 
 	/** Renews a lease every {@code periodNanos} from now on. */
@@ -87,7 +81,7 @@ final class LeaseWatchdog implements AutoCloseable {
 					this.tick = wanted;
 					this.sweeper = this.executor.scheduleWithFixedDelay(() -> never(this::sweep), wanted, wanted,
 							TimeUnit.NANOSECONDS);
-					this.checker = this.executor.scheduleWithFixedDelay(() -> never(this::markEnded), wanted, wanted,
+					this.checker = this.executor.scheduleNonBlockingWithFixedDelay(() -> never(this::markEnded), wanted, wanted,
 							TimeUnit.NANOSECONDS);
 				}
 			}

@@ -49,6 +49,8 @@ public final class LockEngine implements AutoCloseable {
 
 	private volatile @Nullable DbLockObservationConvention observationConvention;
 
+	private final LockScheduler scheduler = new LockScheduler();
+
 	private volatile boolean closed;
 
 	/**
@@ -70,14 +72,17 @@ public final class LockEngine implements AutoCloseable {
 	public LockEngine(LockRepository repository, @Nullable ConnectionLockRepository connectionLocks,
 			LockEngineSettings settings) {
 		this.repository = repository;
-		this.lease = new LeaseStrategy(repository, settings, this.events);
+		this.lease = new LeaseStrategy(repository, settings, this.events, this.scheduler);
 		this.transactions = (connectionLocks != null)
 				? new TransactionMode(connectionLocks, settings.backoff(), this.events) : null;
 		add(this.lease);
 		add(this.transactions);
-		add((connectionLocks != null) ? new NamedMode(connectionLocks, settings.backoff(), this.events) : null);
-		add(repository.readWriteLocks().map((locks) -> new ReadWriteMode(locks, settings, this.events)).orElse(null));
-		add(repository.fairQueue().map((queue) -> new FairMode(queue, settings, this.events)).orElse(null));
+		add((connectionLocks != null)
+				? new NamedMode(connectionLocks, settings.backoff(), this.events, this.scheduler) : null);
+		add(repository.readWriteLocks()
+			.map((locks) -> new ReadWriteMode(locks, settings, this.events, this.scheduler))
+			.orElse(null));
+		add(repository.fairQueue().map((queue) -> new FairMode(queue, settings, this.events, this.scheduler)).orElse(null));
 	}
 
 	private void add(@Nullable LockStrategy strategy) {
@@ -86,6 +91,16 @@ public final class LockEngine implements AutoCloseable {
 				this.strategies.put(mode, strategy);
 			}
 		}
+	}
+
+	/**
+	 * The scheduler of this engine's background work, for the jobs that use the engine
+	 * too (the reaper, the recovery job, the lock log). It stops once the engine has shut
+	 * down and each job has shut down its {@link LockScheduler.Tasks tasks}.
+	 * @return the scheduler
+	 */
+	public LockScheduler scheduler() {
+		return this.scheduler;
 	}
 
 	/**
@@ -380,6 +395,7 @@ public final class LockEngine implements AutoCloseable {
 				failure = ex;
 			}
 		}
+		this.scheduler.shutdown();
 		if (failure != null) {
 			throw failure;
 		}

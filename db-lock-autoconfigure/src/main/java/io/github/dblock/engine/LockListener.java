@@ -99,8 +99,8 @@ public interface LockListener {
 	}
 
 	/**
-	 * The reaper deleted rows whose lease had ended (see
-	 * {@link LockReaper#addListener(LockListener)}).
+	 * The reaper deleted rows whose lease had ended (for a listener added to the reaper,
+	 * {@code io.github.dblock.maintenance.LockReaper}).
 	 * @param rows how many, more than zero
 	 */
 	default void reaped(int rows) {

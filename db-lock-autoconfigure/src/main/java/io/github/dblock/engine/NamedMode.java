@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -24,7 +23,6 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
-import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
 
 /**
  * The named mode ({@link io.github.dblock.DbLockMode#NAMED}): the database server's named
@@ -55,7 +53,7 @@ final class NamedMode extends AbstractLockStrategy {
 
 	private final Set<NamedHold> held = ConcurrentHashMap.newKeySet();
 
-	private final ScheduledThreadPoolExecutor checker;
+	private final LockScheduler.Tasks checker;
 
 	private final Availability availability;
 
@@ -63,15 +61,12 @@ final class NamedMode extends AbstractLockStrategy {
 
 	private final OwnerIds ownerIds = new OwnerIds();
 
-	NamedMode(ConnectionLockRepository repository, Backoff backoff, Events events) {
+	NamedMode(ConnectionLockRepository repository, Backoff backoff, Events events, LockScheduler scheduler) {
 		this.repository = repository;
 		this.events = events;
 		this.backoff = backoff;
 		this.availability = new Availability("named", repository::namedLocksUnavailable);
-		CustomizableThreadFactory threads = new CustomizableThreadFactory("db-lock-named-check-");
-		threads.setDaemon(true);
-		this.checker = new ScheduledThreadPoolExecutor(1, threads);
-		this.checker.setRemoveOnCancelPolicy(true);
+		this.checker = scheduler.tasks("named-check");
 		long interval = CHECK_INTERVAL.toNanos();
 		this.checker.scheduleWithFixedDelay(this::checkConnections, interval, interval, TimeUnit.NANOSECONDS);
 	}

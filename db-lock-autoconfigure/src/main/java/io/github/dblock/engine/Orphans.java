@@ -5,7 +5,6 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -15,13 +14,11 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
-
 /**
  * Rows that failed attempts may have written: an attempt that failed without knowing
  * whether the database committed it (a timeout, a reset connection, a lost reply) may have
  * left a row that blocks the key for its whole lease. They are deleted by their owner ids,
- * which no other attempt has, on a thread of their own and off the caller's path, up to
+ * which no other attempt has, on the engine's {@link LockScheduler} and off the caller's path, up to
  * {@link #BATCH} in one statement.
  * <p>
  * A delete that found nothing does not settle an orphan: the abandoned statement may still
@@ -61,20 +58,19 @@ final class Orphans implements AutoCloseable {
 	/** The next recheck's interval; back to {@link #RETRY_MILLIS} when an orphan comes. */
 	private volatile long recheckMillis = RETRY_MILLIS;
 
-	private final ScheduledThreadPoolExecutor executor;
+	private final LockScheduler.Tasks executor;
 
 	/**
 	 * Creates the orphans of one mode.
 	 * @param rows what an attempt writes, for the log
 	 * @param deleteAll deletes, in as few statements as it can, what the attempts of the
 	 * given owner ids (keys by owner id) wrote, and returns how many rows it deleted
+	 * @param scheduler where the deletes run
 	 */
-	Orphans(String rows, ToIntFunction<Map<String, String>> deleteAll) {
+	Orphans(String rows, ToIntFunction<Map<String, String>> deleteAll, LockScheduler scheduler) {
 		this.rows = rows;
 		this.deleteAll = deleteAll;
-		CustomizableThreadFactory threads = new CustomizableThreadFactory("db-lock-orphans-");
-		threads.setDaemon(true);
-		this.executor = new ScheduledThreadPoolExecutor(1, threads);
+		this.executor = scheduler.tasks("orphans");
 	}
 
 	/**

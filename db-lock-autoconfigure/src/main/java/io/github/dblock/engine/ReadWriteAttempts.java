@@ -41,11 +41,12 @@ final class ReadWriteAttempts {
 	/** The writers of this JVM by key: one at a time asks the database or holds the key. */
 	private final LocalKeys<LocalWriters> localWriters = new LocalKeys<>(LocalWriters::new);
 
-	ReadWriteAttempts(ReadWriteMode strategy, ReadWriteLockRepository repository, LockEngineSettings settings) {
+	ReadWriteAttempts(ReadWriteMode strategy, ReadWriteLockRepository repository, LockEngineSettings settings,
+			LockScheduler scheduler) {
 		this.strategy = strategy;
 		this.repository = repository;
 		this.settings = settings;
-		this.orphans = new Orphans("rows and intents", this::withdrawAll);
+		this.orphans = new Orphans("rows and intents", this::withdrawAll, scheduler);
 	}
 
 	/** The writers of this JVM by key, now. */

@@ -68,13 +68,14 @@ final class ReadWriteMode extends AbstractLockStrategy {
 
 	private final Availability availability;
 
-	ReadWriteMode(ReadWriteLockRepository repository, LockEngineSettings settings, Events events) {
+	ReadWriteMode(ReadWriteLockRepository repository, LockEngineSettings settings, Events events,
+			LockScheduler scheduler) {
 		this.repository = repository;
-		this.attempts = new ReadWriteAttempts(this, repository, settings);
+		this.attempts = new ReadWriteAttempts(this, repository, settings, scheduler);
 		this.settings = settings;
 		this.events = events;
 		Renewals renewals = new Renewals();
-		this.watchdog = new LeaseWatchdog(renewals);
+		this.watchdog = new LeaseWatchdog(renewals, scheduler);
 		this.turn = new LocalTurn(renewals, this.watchdog, settings, events);
 		this.availability = new Availability("read/write", repository::unavailable);
 	}

@@ -15,7 +15,7 @@ import io.github.dblock.autoconfigure.metrics.DbLockMetricsAutoConfiguration;
 import io.github.dblock.engine.DbLockObservationContext;
 import io.github.dblock.engine.DbLockObservationConvention;
 import io.github.dblock.engine.DefaultDbLockObservationConvention;
-import io.github.dblock.engine.LockReaper;
+import io.github.dblock.maintenance.LockReaper;
 import io.github.dblock.jdbc.LockRepository;
 import io.micrometer.common.KeyValue;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1103,7 +1103,7 @@ abstract class LockEngineContractTests {
 				firstDeleteOf7.countDown();
 			}
 			return deleted;
-		})) {
+		}, new LockScheduler())) {
 			for (int i = 0; i < count; i++) {
 				orphans.abandon("orphan-" + i, "orphan-owner-" + i, lease);
 			}

@@ -7,7 +7,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.support.DbLockTemplate;
 import io.github.dblock.LockHandle;
 import io.github.dblock.engine.LockEngine;
-import io.github.dblock.engine.LockHistory;
+import io.github.dblock.maintenance.LockHistory;
 import io.github.dblock.jdbc.JdbcLockHistoryRepository;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.jdbc.SqlDialects;
@@ -42,9 +42,10 @@ public final class HistoryNode {
 		HikariDataSource dataSource = NodeSupport.dataSource(args[0], args[1], args[2], 4);
 		LockEngine engine = ModeNodes.engine(dataSource);
 		LockHistory history = new LockHistory(new JdbcLockHistoryRepository(
-				new JdbcLockRepository(dataSource, SqlDialects.detect(dataSource, TestDatabase.TABLE))));
+				new JdbcLockRepository(dataSource, SqlDialects.detect(dataSource, TestDatabase.TABLE))),
+				Duration.ofMillis(50), engine.scheduler());
 		engine.addListener(history);
-		history.start(Duration.ofMillis(50));
+		history.start();
 		DbLockTemplate template = new DbLockTemplate(engine, "", Duration.ofSeconds(60), LEASE);
 		for (int i = 0; i < cycles; i++) {
 			template.acquire(shared, null, null).close();

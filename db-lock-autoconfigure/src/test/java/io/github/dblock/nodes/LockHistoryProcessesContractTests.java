@@ -10,7 +10,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.engine.Backoff;
 import io.github.dblock.engine.LockEngine;
 import io.github.dblock.engine.LockEngineSettings;
-import io.github.dblock.engine.LockRecovery;
+import io.github.dblock.maintenance.LockRecovery;
 import io.github.dblock.jdbc.JdbcLockHistoryRepository;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.testsupport.TestDatabase;
@@ -50,8 +50,8 @@ abstract class LockHistoryProcessesContractTests {
 			LockEngine engine = new LockEngine(leases,
 					LockEngineSettings.of(new Backoff(Duration.ofMillis(5), Duration.ofMillis(100))));
 			JdbcLockHistoryRepository history = new JdbcLockHistoryRepository(leases);
-			LockRecovery expiry = new LockRecovery(engine, history, null, Duration.ofDays(7));
-			LockRecovery overlong = new LockRecovery(engine, history, Duration.ofSeconds(1), Duration.ofDays(7));
+			LockRecovery expiry = new LockRecovery(engine, history, null, Duration.ofDays(7), Duration.ofMinutes(1));
+			LockRecovery overlong = new LockRecovery(engine, history, Duration.ofSeconds(1), Duration.ofDays(7), Duration.ofMinutes(1));
 			try {
 				nodes.add(NodeSupport.start(HistoryNode.class, database, "history-shared", CYCLES, "history-killed",
 						"killed-holds"));
@@ -77,8 +77,8 @@ abstract class LockHistoryProcessesContractTests {
 				for (NodeSupport.Node node : nodes) {
 					node.process().destroyForcibly().waitFor(10, TimeUnit.SECONDS);
 				}
-				expiry.close();
-				overlong.close();
+				expiry.stop();
+				overlong.stop();
 				engine.close();
 			}
 			List<Map<String, Object>> shared = jdbc.queryForList("SELECT owner, token, outcome FROM "

@@ -14,7 +14,7 @@ import io.github.dblock.benchmarks.contender.LockContender;
 import io.github.dblock.engine.Backoff;
 import io.github.dblock.engine.LockEngine;
 import io.github.dblock.engine.LockEngineSettings;
-import io.github.dblock.engine.LockReaper;
+import io.github.dblock.maintenance.LockReaper;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.jdbc.SqlDialect;
 import io.github.dblock.jdbc.SqlDialects;
@@ -80,7 +80,8 @@ final class CurveLocks implements AutoCloseable {
 
 	/** A reaper with db-lock's default batch size, not started. */
 	LockReaper reaper() {
-		return new LockReaper(this.repository, new DbLockProperties().getReaper().getBatchSize());
+		DbLockProperties.Reaper defaults = new DbLockProperties().getReaper();
+		return new LockReaper(this.repository, defaults.getBatchSize(), defaults.getInterval(), this.engine.scheduler());
 	}
 
 	/** The template as a {@link CycleLoop} contender: acquire, run, close. */

@@ -21,7 +21,7 @@ import java.util.stream.Collectors;
 import io.github.dblock.LockHandle;
 import io.github.dblock.benchmarks.contender.ContenderKind;
 import io.github.dblock.benchmarks.contender.LockContender;
-import io.github.dblock.engine.LockReaper;
+import io.github.dblock.maintenance.LockReaper;
 import io.github.dblock.testsupport.GaleraCluster;
 
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -341,7 +341,6 @@ final class Curves {
 				curve.add("", size, values, Map.of());
 				progress(curve, "", size, values);
 			}
-			reaper.close();
 			locks.empty();
 		}
 		curve.chart("Acquire + release latency against the table's size", "ms", true, "cycle p50 ms", "cycle p99 ms");
@@ -526,7 +525,6 @@ final class Curves {
 				curve.add("", count, values, Map.of());
 				progress(curve, "", count, values);
 			}
-			reaper.close();
 			locks.empty();
 		}
 		curve.chart("Reaper: rows deleted per second", "rows/s", true, "rows deleted/s");

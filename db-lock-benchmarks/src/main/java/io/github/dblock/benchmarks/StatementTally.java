@@ -10,6 +10,7 @@ import java.sql.PreparedStatement;
 import java.sql.Statement;
 import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -40,8 +41,9 @@ final class StatementTally {
 
 	private static final LongAdder WATCHDOG_NANOS = new LongAdder();
 
-	private static final ThreadLocal<Boolean> ON_WATCHDOG = ThreadLocal
-		.withInitial(() -> Thread.currentThread().getName().startsWith(WATCHDOG_THREAD));
+	/** Asked at each statement: a scheduler's worker bears the watchdog's name only while it renews. */
+	private static final Supplier<Boolean> ON_WATCHDOG = () -> Thread.currentThread().getName()
+		.startsWith(WATCHDOG_THREAD);
 
 	private StatementTally() {
 	}

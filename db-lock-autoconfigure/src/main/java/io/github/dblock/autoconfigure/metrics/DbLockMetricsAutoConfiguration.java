@@ -5,7 +5,7 @@ import io.github.dblock.autoconfigure.DbLockProperties;
 import io.github.dblock.actuate.DbLockMetrics;
 import io.github.dblock.actuate.LockNameTag;
 import io.github.dblock.engine.LockEngine;
-import io.github.dblock.engine.LockReaper;
+import io.github.dblock.maintenance.LockReaper;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
 import org.springframework.beans.factory.ObjectProvider;

@@ -1,4 +1,4 @@
-package io.github.dblock.engine;
+package io.github.dblock.maintenance;
 
 import io.github.dblock.LockRequest;
 import java.time.Duration;
@@ -19,6 +19,10 @@ import java.util.concurrent.locks.LockSupport;
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockHandle;
+import io.github.dblock.engine.Backoff;
+import io.github.dblock.engine.LockEngine;
+import io.github.dblock.engine.LockEngineSettings;
+import io.github.dblock.engine.LockListener;
 import io.github.dblock.jdbc.JdbcConnectionLockRepository;
 import io.github.dblock.jdbc.JdbcLockHistoryRepository;
 import io.github.dblock.jdbc.JdbcLockRepository;
@@ -51,6 +55,9 @@ abstract class LockHistoryContractTests {
 	private static final Backoff BACKOFF = new Backoff(Duration.ofMillis(2), Duration.ofMillis(50));
 
 	private static final Duration PATIENCE = Duration.ofSeconds(20);
+
+	/** A fencing token is the database's token shifted left by these bits plus the hand-off count ({@link LockEngine}). */
+	private static final int HANDOFF_BITS = 16;
 
 	private HikariDataSource dataSource;
 
@@ -98,7 +105,7 @@ abstract class LockHistoryContractTests {
 		this.holds.clear();
 		this.nodeA = engine();
 		this.nodeB = engine();
-		this.history = new LockHistory(this.historyRepository);
+		this.history = new LockHistory(this.historyRepository, Duration.ofMinutes(1), this.nodeA.scheduler());
 		LockListener counter = new LockListener() {
 			@Override
 			public void holdStarted(String key, DbLockMode mode, String owner, @Nullable Long token) {
@@ -120,7 +127,7 @@ abstract class LockHistoryContractTests {
 	void closeEngines() {
 		this.nodeA.close();
 		this.nodeB.close();
-		this.history.close();
+		this.history.stop();
 	}
 
 	private static LockRequest request(DbLockMode mode, String key, Duration wait) {
@@ -168,7 +175,7 @@ abstract class LockHistoryContractTests {
 			.doesNotHaveDuplicates()
 			.allSatisfy((token) -> assertThat(tokens).contains(token))
 			.containsExactlyInAnyOrderElementsOf(
-					tokens.stream().map((token) -> token >> HeldLease.HANDOFF_BITS << HeldLease.HANDOFF_BITS).distinct().toList());
+					tokens.stream().map((token) -> token >> HANDOFF_BITS << HANDOFF_BITS).distinct().toList());
 		assertThat(rows).allSatisfy((row) -> assertThat(row.get("released_at")).isNotNull());
 	}
 
@@ -217,7 +224,7 @@ abstract class LockHistoryContractTests {
 		LockHandle stalled = this.nodeA
 			.acquire(new LockRequest("stalled", Duration.ZERO, Duration.ofMillis(300), false, Duration.ZERO));
 		this.history.flush();
-		LockRecovery recovery = new LockRecovery(this.nodeB, this.historyRepository, null, Duration.ofDays(7));
+		LockRecovery recovery = new LockRecovery(this.nodeB, this.historyRepository, null, Duration.ofDays(7), Duration.ofMinutes(1));
 		assertThat(expiredWithin(recovery, PATIENCE)).isTrue();
 		assertThat(onlyRow("stalled").get("outcome")).isEqualTo("expired");
 		// the stalled holder's late end changes nothing: the row was closed already
@@ -233,7 +240,7 @@ abstract class LockHistoryContractTests {
 		assertThat(expiredWithin(recovery, PATIENCE)).isTrue();
 		assertThat(onlyRow("reaped").get("outcome")).isEqualTo("expired");
 		reaped.close();
-		recovery.close();
+		recovery.stop();
 	}
 
 	/** Runs the job until it closes a row as expired, or the patience runs out. */
@@ -257,7 +264,7 @@ abstract class LockHistoryContractTests {
 		long token = overlong.fencingToken();
 		this.history.flush();
 		LockRecovery recovery = new LockRecovery(this.nodeB, this.historyRepository, Duration.ofMillis(200),
-				Duration.ofDays(7));
+				Duration.ofDays(7), Duration.ofMinutes(1));
 		assertThat(recoveredWithin(recovery, PATIENCE)).isEqualTo(1);
 		// freed: another node takes it at once, with a larger token
 		try (LockHandle next = this.nodeB.acquire(request(DbLockMode.LEASE, "overlong", Duration.ZERO))) {
@@ -269,7 +276,7 @@ abstract class LockHistoryContractTests {
 		List<Map<String, Object>> rows = this.jdbc.queryForList("SELECT token, outcome FROM " + TestDatabase.TABLE
 				+ "_history WHERE lock_key = 'overlong' ORDER BY token");
 		assertThat(rows).extracting((row) -> row.get("outcome")).containsExactly("recovered", "released");
-		recovery.close();
+		recovery.stop();
 	}
 
 	@Test
@@ -286,7 +293,7 @@ abstract class LockHistoryContractTests {
 				lost.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
 			}
 		});
-		LockRecovery recovery = new LockRecovery(this.nodeB, this.historyRepository, maxHold, null);
+		LockRecovery recovery = new LockRecovery(this.nodeB, this.historyRepository, maxHold, null, Duration.ofMinutes(1));
 		AtomicInteger recovered = new AtomicInteger();
 		ScheduledExecutorService job = Executors.newSingleThreadScheduledExecutor();
 		job.scheduleWithFixedDelay(() -> recovery.run().ifPresent((run) -> recovered.addAndGet(run.recovered())), 20,
@@ -301,11 +308,11 @@ abstract class LockHistoryContractTests {
 				String key = renewed ? "hot-renewed" : "hot-fixed";
 				while (System.nanoTime() - end < 0) {
 					try (LockHandle held = hot.acquire(new LockRequest(key, PATIENCE, lease, renewed, Duration.ZERO))) {
-						if ((held.fencingToken() & ((1 << HeldLease.HANDOFF_BITS) - 1)) != 0) {
+						if ((held.fencingToken() & ((1 << HANDOFF_BITS) - 1)) != 0) {
 							handedOn.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
 						}
 						databaseTokens.computeIfAbsent(key, (k) -> ConcurrentHashMap.newKeySet())
-							.add(held.fencingToken() >> HeldLease.HANDOFF_BITS);
+							.add(held.fencingToken() >> HANDOFF_BITS);
 						// the work done under the lock, much shorter than the limit
 						LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
 					}
@@ -331,7 +338,7 @@ abstract class LockHistoryContractTests {
 				await().atMost(PATIENCE).until(() -> hot.localWaiters() == 1);
 				first.close();
 				LockHandle stuck = next.get(PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
-				assertThat(stuck.fencingToken() & ((1 << HeldLease.HANDOFF_BITS) - 1)).isEqualTo(1);
+				assertThat(stuck.fencingToken() & ((1 << HANDOFF_BITS) - 1)).isEqualTo(1);
 				await().atMost(PATIENCE).until(() -> !stuck.isHeld());
 				System.out.println(getClass().getSimpleName() + " stuck hold: recovered="
 						+ (recovered.get() - chainRecovered) + ", lost=" + lost);
@@ -346,7 +353,7 @@ abstract class LockHistoryContractTests {
 		finally {
 			job.shutdownNow();
 			job.awaitTermination(PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
-			recovery.close();
+			recovery.stop();
 			hot.close();
 		}
 	}
@@ -359,7 +366,7 @@ abstract class LockHistoryContractTests {
 		assertThat(onlyRow("shared").get("mode")).isEqualTo("READ");
 		assertThat(onlyRow("shared").get("outcome")).isEqualTo("released");
 		LockRecovery recovery = new LockRecovery(this.nodeB, this.historyRepository, Duration.ofMillis(200),
-				Duration.ofDays(7));
+				Duration.ofDays(7), Duration.ofMinutes(1));
 		assertThat(recoveredWithin(recovery, PATIENCE)).isEqualTo(1);
 		// the writer's intent went with its row: a reader of another node gets in at once
 		try (LockHandle reader = this.nodeB.acquire(request(DbLockMode.READ, "written", Duration.ZERO))) {
@@ -371,7 +378,7 @@ abstract class LockHistoryContractTests {
 				+ "_history WHERE lock_key = 'written' ORDER BY id"))
 			.extracting((row) -> row.get("mode") + "=" + row.get("outcome"))
 			.containsExactly("WRITE=recovered", "READ=released");
-		recovery.close();
+		recovery.stop();
 	}
 
 	@Test
@@ -390,16 +397,16 @@ abstract class LockHistoryContractTests {
 	@Test
 	void oneNodeAtATimeRunsTheJob() {
 		LockRecovery recoveryA = new LockRecovery(this.nodeA, this.historyRepository, Duration.ofHours(1),
-				Duration.ofDays(7));
+				Duration.ofDays(7), Duration.ofMinutes(1));
 		LockRecovery recoveryB = new LockRecovery(this.nodeB, this.historyRepository, Duration.ofHours(1),
-				Duration.ofDays(7));
+				Duration.ofDays(7), Duration.ofMinutes(1));
 		try (LockHandle running = this.nodeA.acquire(request(DbLockMode.LEASE, LockRecovery.KEY, Duration.ZERO))) {
 			assertThat(recoveryB.run()).isEmpty();
 		}
 		assertThat(recoveryB.run()).isPresent();
 		assertThat(recoveryA.run()).isPresent();
-		recoveryA.close();
-		recoveryB.close();
+		recoveryA.stop();
+		recoveryB.stop();
 		// the job's own lock is not in the log
 		this.history.flush();
 		assertThat(rows()).isEmpty();
@@ -414,20 +421,20 @@ abstract class LockHistoryContractTests {
 				new LockHistoryRepository.Entry("recent", "LEASE", "someone#2", 2L, now.minus(Duration.ofDays(6)),
 						now.minus(Duration.ofDays(6)), LockHistoryRepository.Outcome.RELEASED)),
 				List.of());
-		LockRecovery recovery = new LockRecovery(this.nodeA, this.historyRepository, null, Duration.ofDays(7));
+		LockRecovery recovery = new LockRecovery(this.nodeA, this.historyRepository, null, Duration.ofDays(7), Duration.ofMinutes(1));
 		assertThat(recovery.run()).map(LockRecovery.Run::deleted).contains(1);
 		assertThat(rows()).extracting((row) -> row.get("lock_key")).containsExactly("recent");
-		recovery.close();
+		recovery.stop();
 	}
 
 	@Test
 	void withoutTheLogTheJobStillFreesOverlongHoldsAndTouchesNoRow() {
 		LockHandle overlong = this.nodeA.acquire(request(DbLockMode.LEASE, "no-log", PATIENCE));
-		LockRecovery recovery = new LockRecovery(this.nodeB, this.historyRepository, Duration.ofMillis(100), null);
+		LockRecovery recovery = new LockRecovery(this.nodeB, this.historyRepository, Duration.ofMillis(100), null, Duration.ofMinutes(1));
 		assertThat(recoveredWithin(recovery, PATIENCE)).isEqualTo(1);
 		assertThat(this.leases.rows(10)).isEmpty();
 		overlong.close();
-		recovery.close();
+		recovery.stop();
 	}
 
 }

@@ -1,4 +1,4 @@
-package io.github.dblock.engine;
+package io.github.dblock.maintenance;
 
 import io.github.dblock.testsupport.TestDatabase;
 

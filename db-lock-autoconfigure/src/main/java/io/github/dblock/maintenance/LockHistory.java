@@ -1,4 +1,4 @@
-package io.github.dblock.engine;
+package io.github.dblock.maintenance;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -8,26 +8,26 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.dblock.DbLockMode;
+import io.github.dblock.engine.LockListener;
+import io.github.dblock.engine.LockScheduler;
 import io.github.dblock.jdbc.LockHistoryRepository;
 import io.github.dblock.jdbc.LockHistoryRepository.Entry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
-
 /**
- * The lock log's writer (seed 001's lock log): a {@link LockListener} that records each hold
- * the engine takes in the database, and how it ended, as one row of the log. Off the callers'
- * path: an event is queued (no I/O, never blocking), and a thread of its own writes what
- * came in every flush interval, in one batch of inserts and one of updates on a connection
- * of its own; a hold that began and ended within one interval is one insert. So the log adds
- * no statement to an acquisition or a release.
+ * The lock log's writer: a {@link LockListener} that records each hold the engine takes in
+ * the database, and how it ended, as one row of the log. Off the callers' path: an event is
+ * queued (no I/O, never blocking), and while the writer is started
+ * ({@link org.springframework.context.SmartLifecycle}) a task on the engine's
+ * {@link LockScheduler} writes what came in every flush interval, in one batch of inserts
+ * and one of updates on a connection of its own; a hold that began and ended within one
+ * interval is one insert. So the log adds no statement to an acquisition or a release. Its
+ * {@link #stop()} writes what is still queued.
  * <p>
  * What it costs: at most {@value #CAPACITY} events wait; past that (a database down for a
  * long time) events are dropped, counted and logged, never a lock call blocked. Events
@@ -35,8 +35,10 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * crashed JVM may miss its last holds. A hold whose holder died is closed later, as
  * expired, by {@link LockRecovery}. The recovery job's own lock ({@link LockRecovery#KEY}) is
  * not logged.
+ *
+ * @since 0.1.0
  */
-public final class LockHistory implements LockListener, AutoCloseable {
+public final class LockHistory extends PeriodicJob implements LockListener {
 
 	/** The most events waiting to be written. */
 	public static final int CAPACITY = 10_000;
@@ -46,8 +48,6 @@ public final class LockHistory implements LockListener, AutoCloseable {
 	private final LockHistoryRepository repository;
 
 	private final BlockingQueue<Event> queue = new ArrayBlockingQueue<>(CAPACITY);
-
-	private final ScheduledThreadPoolExecutor writer;
 
 	private final AtomicLong dropped = new AtomicLong();
 
@@ -59,24 +59,15 @@ public final class LockHistory implements LockListener, AutoCloseable {
 	private long droppedReported;
 
 	/**
-	 * Creates the writer; nothing is written until {@link #start(Duration)} or
-	 * {@link #flush()}.
+	 * Creates the writer; nothing is written until {@link #start()}, {@link #flush()} or
+	 * {@link #stop()}.
 	 * @param repository the log's storage
+	 * @param flushInterval the time between the end of a write and the start of the next
+	 * @param scheduler where the writes take place: the engine's
 	 */
-	public LockHistory(LockHistoryRepository repository) {
+	public LockHistory(LockHistoryRepository repository, Duration flushInterval, LockScheduler scheduler) {
+		super(scheduler, "history", flushInterval, false);
 		this.repository = repository;
-		CustomizableThreadFactory threads = new CustomizableThreadFactory("db-lock-history-");
-		threads.setDaemon(true);
-		this.writer = new ScheduledThreadPoolExecutor(1, threads);
-	}
-
-	/**
-	 * Writes what came in every {@code interval}.
-	 * @param interval the flush interval
-	 */
-	public void start(Duration interval) {
-		long nanos = interval.toNanos();
-		this.writer.scheduleWithFixedDelay(this::flushLogged, nanos, nanos, TimeUnit.NANOSECONDS);
 	}
 
 	@Override
@@ -158,7 +149,8 @@ public final class LockHistory implements LockListener, AutoCloseable {
 		return this.dropped.get();
 	}
 
-	private void flushLogged() {
+	@Override
+	void runLogged() {
 		try {
 			flush();
 		}
@@ -173,17 +165,10 @@ public final class LockHistory implements LockListener, AutoCloseable {
 		}
 	}
 
-	/** Stops the writer after writing what is queued. */
+	/** Writes what is still queued, on the thread that stops the writer, after a write that runs. */
 	@Override
-	public void close() {
-		this.writer.shutdown();
-		try {
-			this.writer.awaitTermination(5, TimeUnit.SECONDS);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
-		flushLogged();
+	void stopped() {
+		runLogged();
 	}
 
 	private record Hold(String key, String owner) {

@@ -1,8 +1,8 @@
-package io.github.dblock.engine;
+package io.github.dblock.maintenance;
 
 import io.github.dblock.testsupport.TestDatabase;
 
-class PostgreSqlLockHistoryTests extends LockHistoryContractTests {
+class PostgreSqlLockReaperTests extends LockReaperContractTests {
 
 	@Override
 	protected TestDatabase database() {

@@ -1,24 +1,21 @@
-package io.github.dblock.engine;
+package io.github.dblock.maintenance;
 
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 
 import io.github.dblock.LockHandle;
 import io.github.dblock.LockRequest;
+import io.github.dblock.engine.LockEngine;
 import io.github.dblock.jdbc.Lease;
 import io.github.dblock.jdbc.LockHistoryRepository;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
-
 /**
- * Seed 001's recovery job: a scheduled task, run by one node at a time (it holds the lease
+ * The recovery job: a periodic task, run by one node at a time (it holds the lease
  * lock {@value #KEY} of its engine while it runs, and skips a run another node holds), that
  * <ul>
  * <li>frees the lease and read/write holds taken longer ago than a limit (by the database's clock),
@@ -32,9 +29,14 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * <li>deletes log rows older than the log's retention.</li>
  * </ul>
  * Beside the reaper, which deletes expired rows of the lock table: the reaper never frees a
- * live lease, this job frees only those held too long.
+ * live lease, this job frees only those held too long. Runs every interval while started
+ * ({@link org.springframework.context.SmartLifecycle}), on the engine's
+ * {@link io.github.dblock.engine.LockScheduler}; a run that fails is logged and the next
+ * one tries again.
+ *
+ * @since 0.1.0
  */
-public final class LockRecovery implements AutoCloseable {
+public final class LockRecovery extends PeriodicJob {
 
 	/** The key of the lock that makes one node at a time run the job. */
 	public static final String KEY = "db-lock:recovery";
@@ -59,43 +61,32 @@ public final class LockRecovery implements AutoCloseable {
 
 	private final @Nullable Duration retention;
 
-	private final ScheduledThreadPoolExecutor scheduler;
-
 	/** {@link #SETTLE}, shorter in tests. */
 	Duration settle = SETTLE;
 
 	/**
-	 * Creates the job; nothing runs until {@link #start(Duration)} or {@link #run()}.
+	 * Creates the job; nothing runs until {@link #start()} or {@link #run()}.
 	 * @param engine the engine whose lease lock serializes the nodes' runs
 	 * @param repository the lock log's storage, which also frees holds
 	 * @param maxHold the longest a lease or read/write hold may last before it is freed, or
 	 * {@code null} to free none
 	 * @param retention how long the log keeps a row, or {@code null} if the log is off (its
 	 * rows are then neither closed nor deleted)
+	 * @param interval the time between the end of a run and the start of the next
 	 */
 	public LockRecovery(LockEngine engine, LockHistoryRepository repository, @Nullable Duration maxHold,
-			@Nullable Duration retention) {
+			@Nullable Duration retention, Duration interval) {
+		super(engine.scheduler(), "recovery", interval, true);
 		this.engine = engine;
 		this.repository = repository;
 		this.maxHold = maxHold;
 		this.retention = retention;
-		CustomizableThreadFactory threads = new CustomizableThreadFactory("db-lock-recovery-");
-		threads.setDaemon(true);
-		this.scheduler = new ScheduledThreadPoolExecutor(1, threads);
 	}
 
 	/**
-	 * Runs every {@code interval}, the first time after one interval.
-	 * @param interval the time between runs
-	 */
-	public void start(Duration interval) {
-		long nanos = interval.toNanos();
-		this.scheduler.scheduleWithFixedDelay(this::runLogged, nanos, nanos, TimeUnit.NANOSECONDS);
-	}
-
-	/**
-	 * Runs the job once, now, unless another node runs it.
+	 * Runs the job once, now, on the calling thread, unless another node runs it.
 	 * @return what it did, or empty if another node held the job's lock
+	 * @throws org.springframework.dao.DataAccessException if the database failed
 	 */
 	public Optional<Run> run() {
 		Optional<LockHandle> turn = this.engine
@@ -133,7 +124,8 @@ public final class LockRecovery implements AutoCloseable {
 		}
 	}
 
-	private void runLogged() {
+	@Override
+	void runLogged() {
 		try {
 			run().filter((run) -> run.expired() + run.deleted() > 0)
 				.ifPresent((run) -> logger.debug("Lock recovery: " + run));
@@ -141,11 +133,6 @@ public final class LockRecovery implements AutoCloseable {
 		catch (RuntimeException ex) {
 			logger.warn("The lock recovery job failed; it runs again at its next interval", ex);
 		}
-	}
-
-	@Override
-	public void close() {
-		this.scheduler.shutdownNow();
 	}
 
 	/**

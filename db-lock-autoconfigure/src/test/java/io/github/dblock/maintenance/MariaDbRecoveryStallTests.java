@@ -1,4 +1,4 @@
-package io.github.dblock.engine;
+package io.github.dblock.maintenance;
 
 import java.time.Duration;
 import java.util.Optional;
@@ -7,6 +7,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.github.dblock.engine.Backoff;
+import io.github.dblock.engine.LockEngine;
+import io.github.dblock.engine.LockEngineSettings;
 import io.github.dblock.jdbc.JdbcConnectionLockRepository;
 import io.github.dblock.jdbc.JdbcLockHistoryRepository;
 import io.github.dblock.jdbc.JdbcLockRepository;
@@ -109,7 +112,7 @@ class MariaDbRecoveryStallTests {
 	@Test
 	void anotherNodesAcquisitionsDoNotWaitForTheRecoveryJob() throws Exception {
 		LockRecovery recovery = new LockRecovery(this.engine, new JdbcLockHistoryRepository(this.leases),
-				Duration.ofMinutes(10), null);
+				Duration.ofMinutes(10), null, Duration.ofMinutes(1));
 		// measured: the job as it is, on 10^5 rows
 		stuckHold("stuck-1");
 		long start = System.nanoTime();
