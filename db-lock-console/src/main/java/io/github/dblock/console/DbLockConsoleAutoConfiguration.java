@@ -49,9 +49,10 @@ public final class DbLockConsoleAutoConfiguration {
 			ObjectProvider<EndpointAccessResolver> accessResolver, ObjectProvider<ConsoleGuard> guard) {
 		boolean releaseAllowed = properties.isAllowRelease()
 				&& endpointAccess(accessResolver.getIfAvailable()) == Access.UNRESTRICTED;
-		DbLockConsoleHandler handler = new DbLockConsoleHandler(endpoint, repository.getIfUnique(),
-				guard.getIfAvailable(() -> ConsoleGuard.OPEN), releaseAllowed, properties.getRefresh());
-		return handler.routes(properties.getPath());
+		DbLockConsoleHandler handler = new DbLockConsoleHandler(properties.getPath(), endpoint,
+				repository.getIfUnique(), guard.getIfAvailable(() -> ConsoleGuard.OPEN), releaseAllowed,
+				properties.getRefresh());
+		return handler.routes();
 	}
 
 	/** The endpoint's access as the actuator resolves it ({@code management.endpoint.dblock.access}). */

@@ -40,6 +40,8 @@ final class DbLockConsoleHandler {
 	private static final String CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; "
 			+ "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
+	private final String path;
+
 	private final DbLockEndpoint endpoint;
 
 	private final @Nullable LockRepository repository;
@@ -54,6 +56,7 @@ final class DbLockConsoleHandler {
 
 	/**
 	 * Creates the handler.
+	 * @param path the console's path, starting with a slash, without a trailing one
 	 * @param endpoint the endpoint whose operations the console calls
 	 * @param repository the lock repository, for the database's time, or {@code null}
 	 * @param guard who may use the console
@@ -61,8 +64,9 @@ final class DbLockConsoleHandler {
 	 * endpoint's access)
 	 * @param refresh how often the page reads again
 	 */
-	DbLockConsoleHandler(DbLockEndpoint endpoint, @Nullable LockRepository repository, ConsoleGuard guard,
-			boolean releaseAllowed, Duration refresh) {
+	DbLockConsoleHandler(String path, DbLockEndpoint endpoint, @Nullable LockRepository repository,
+			ConsoleGuard guard, boolean releaseAllowed, Duration refresh) {
+		this.path = path;
 		this.endpoint = endpoint;
 		this.repository = repository;
 		this.guard = guard;
@@ -71,11 +75,11 @@ final class DbLockConsoleHandler {
 	}
 
 	/**
-	 * The routes under a path, each behind the guard.
-	 * @param path the console's path, starting with a slash, without a trailing one
+	 * The routes under the console's path, each behind the guard.
 	 * @return the routes
 	 */
-	RouterFunction<ServerResponse> routes(String path) {
+	RouterFunction<ServerResponse> routes() {
+		String path = this.path;
 		HandlerFilterFunction<ServerResponse, ServerResponse> guarded = (request, next) -> {
 			this.guard.check(request.servletRequest());
 			return next.handle(request);
@@ -90,13 +94,10 @@ final class DbLockConsoleHandler {
 			.build();
 	}
 
-	/** The page, its base the path it was asked at (so with the context path), with the request's CSRF token. */
+	/** The page, its base the console's path under the context (and servlet) path, with the request's CSRF token. */
 	ServerResponse page(ServerRequest request) {
 		HttpServletRequest servletRequest = request.servletRequest();
-		String base = servletRequest.getRequestURI();
-		while (base.endsWith("/")) {
-			base = base.substring(0, base.length() - 1);
-		}
+		String base = request.requestPath().contextPath().value() + this.path;
 		return ServerResponse.ok()
 			.contentType(HTML)
 			.cacheControl(CacheControl.noStore())

@@ -178,6 +178,10 @@ class DbLockConsoleAutoConfigurationTests {
 					.andExpect(status().isOk())
 					.andExpect(content().string(org.hamcrest.Matchers
 						.containsString("<meta name=\"db-lock-console-base\" content=\"/ops/locks\">")));
+				mvc.perform(get("/shop/ops/locks/").contextPath("/shop"))
+					.andExpect(status().isOk())
+					.andExpect(content().string(org.hamcrest.Matchers
+						.containsString("<meta name=\"db-lock-console-base\" content=\"/shop/ops/locks\">")));
 				mvc.perform(get("/ops/locks/api/locks")).andExpect(jsonPath("$.refreshMillis").value(500));
 				mvc.perform(get("/db-lock")).andExpect(status().isNotFound());
 			});
