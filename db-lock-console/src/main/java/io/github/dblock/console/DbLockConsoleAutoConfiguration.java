@@ -1,7 +1,7 @@
 package io.github.dblock.console;
 
 import io.github.dblock.actuate.DbLockEndpoint;
-import io.github.dblock.autoconfigure.DbLockEndpointAutoConfiguration;
+import io.github.dblock.autoconfigure.endpoint.DbLockEndpointAutoConfiguration;
 import io.github.dblock.jdbc.LockRepository;
 import org.jspecify.annotations.Nullable;
 

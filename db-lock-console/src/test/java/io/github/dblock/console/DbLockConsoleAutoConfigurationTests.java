@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.dblock.autoconfigure.DbLockAutoConfiguration;
-import io.github.dblock.autoconfigure.DbLockEndpointAutoConfiguration;
+import io.github.dblock.autoconfigure.endpoint.DbLockEndpointAutoConfiguration;
 import io.github.dblock.jdbc.Lease;
 import io.github.dblock.jdbc.LockRepository;
 import org.junit.jupiter.api.AfterEach;

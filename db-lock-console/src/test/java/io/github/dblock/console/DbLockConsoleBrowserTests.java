@@ -13,12 +13,12 @@ import java.util.List;
 import java.util.Map;
 
 import io.github.dblock.DbLockMode;
-import io.github.dblock.DbLockTemplate;
 import io.github.dblock.LockHandle;
 import io.github.dblock.LockLostException;
 import io.github.dblock.actuate.DbLockEndpoint;
 import io.github.dblock.jdbc.Lease;
 import io.github.dblock.jdbc.LockRepository;
+import io.github.dblock.support.DbLockTemplate;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;

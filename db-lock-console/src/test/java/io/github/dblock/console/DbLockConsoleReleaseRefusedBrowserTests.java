@@ -5,9 +5,9 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
 
-import io.github.dblock.DbLockTemplate;
 import io.github.dblock.LockHandle;
 import io.github.dblock.actuate.DbLockEndpoint;
+import io.github.dblock.support.DbLockTemplate;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 
