@@ -5,7 +5,7 @@ import java.time.Instant;
 
 import io.github.dblock.engine.LockEngine;
 import io.github.dblock.jdbc.LockRepository;
-import io.github.dblock.jdbc.SqlDialect;
+import io.github.dblock.jdbc.dialect.SqlDialect;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;

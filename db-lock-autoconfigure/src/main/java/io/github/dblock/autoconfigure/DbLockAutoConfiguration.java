@@ -15,17 +15,18 @@ import io.github.dblock.jdbc.ConnectionLockRepository;
 import io.github.dblock.jdbc.JdbcConnectionLockRepository;
 import io.github.dblock.jdbc.JdbcLockHistoryRepository;
 import io.github.dblock.jdbc.JdbcLockRepository;
+import io.github.dblock.jdbc.LockConnections;
 import io.github.dblock.jdbc.LockHistoryRepository;
 import io.github.dblock.jdbc.LockRepository;
-import io.github.dblock.jdbc.SqlDialect;
-import io.github.dblock.jdbc.SqlDialects;
+import io.github.dblock.jdbc.dialect.Database;
+import io.github.dblock.jdbc.dialect.SqlDialect;
+import io.github.dblock.jdbc.dialect.SqlDialects;
 import io.github.dblock.maintenance.LockHistory;
 import io.github.dblock.maintenance.LockReaper;
 import io.github.dblock.maintenance.LockRecovery;
 import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.beans.factory.BeanFactory;
@@ -52,8 +53,6 @@ import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
-import org.springframework.dao.DataAccessException;
-import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
@@ -105,97 +104,29 @@ public final class DbLockAutoConfiguration {
 	@ConditionalOnMissingBean
 	SqlDialect dbLockSqlDialect(LockDataSource lockDataSource, DbLockProperties properties) {
 		SqlDialect dialect = dialect(lockDataSource.dataSource(), properties);
-		checkServer(lockDataSource.dataSource(), dialect, properties.getStatementTimeout());
+		DbLockServerCheck.check(lockDataSource.dataSource(), dialect, properties.getStatementTimeout());
 		return dialect;
 	}
 
-	/**
-	 * Fails start-up on a server that cannot hold the lock table (a read-only replica or
-	 * standby), and warns of a failover that could lose acquisitions and of a driver whose
-	 * own failover could hold a caller past its wait and the statement timeout, and of a
-	 * server that may give fencing tokens out of order.
-	 */
-	private static void checkServer(DataSource dataSource, SqlDialect dialect, Duration statementTimeout) {
-		JdbcTemplate jdbc = new JdbcTemplate(dataSource);
-		String readOnly;
-		String failover;
-		String cluster;
-		String stale;
-		String driverFailover;
-		String tokenOrder;
-		try {
-			readOnly = dialect.readOnly(jdbc);
-			failover = (readOnly != null) ? null : dialect.failoverWarning(jdbc);
-			cluster = dialect.multiPrimaryCluster(jdbc);
-			stale = dialect.staleClusterReads(jdbc);
-			tokenOrder = dialect.tokenOrderWarning(jdbc);
-			String url = jdbc.execute((ConnectionCallback<@Nullable String>) (connection) -> connection.getMetaData().getURL());
-			driverFailover = (url != null) ? DriverFailoverCheck.warning(url, statementTimeout) : null;
-		}
-		catch (DataAccessException ex) {
-			// not known: the migration, or the first lock, says what is wrong
-			logger.debug("Could not check whether the database can hold db-lock's table", ex);
-			return;
-		}
-		if (readOnly != null) {
-			throw new DbLockConfigurationException("db-lock's DataSource points at a server that cannot hold locks: "
-					+ readOnly + ". Locks kept there would not be the primary's, and writing them fails.",
-					"Point db-lock at the primary: the application's spring.datasource.url, or db-lock.data-source "
-							+ "naming a DataSource of the primary.");
-		}
-		if (stale != null) {
-			throw new DbLockConfigurationException("db-lock's DataSource reaches a cluster where " + stale + ".",
-					stale.contains("group_replication")
-							? "Make db-lock's connections wait for the other members: add "
-									+ "sessionVariables=group_replication_consistency='BEFORE' to the JDBC URL, or set "
-									+ "spring.datasource.hikari.connection-init-sql=SET SESSION "
-									+ "group_replication_consistency='BEFORE'."
-							: "Make db-lock's connections wait for causality: add sessionVariables=wsrep_sync_wait=15 to "
-									+ "the JDBC URL (jdbc:mariadb:loadbalance://m1,m2,m3/db?sessionVariables=wsrep_sync_wait=15), "
-									+ "or set spring.datasource.hikari.connection-init-sql=SET SESSION wsrep_sync_wait=15.");
-		}
-		if (failover != null) {
-			logger.warn(failover + " (see the README, \"Replicated and clustered databases\")");
-		}
-		if (driverFailover != null) {
-			logger.warn(driverFailover);
-		}
-		if (tokenOrder != null) {
-			logger.warn("db-lock: " + tokenOrder + " (see the README, \"What it does not guarantee\")");
-		}
-		if (cluster != null) {
-			logger.info("db-lock: " + cluster + ". The lease mode holds here: its rows are certified cluster-wide, and "
-					+ "a conflict between members is an attempt that did not acquire, retried. The named and transaction "
-					+ "modes are refused: each member gives its own named locks and row locks.");
-		}
-	}
-
 	private static SqlDialect dialect(DataSource dataSource, DbLockProperties properties) {
-		DbLockProperties.Dialect dialect = properties.getDialect();
-		if (dialect == null) {
+		Database named = properties.getDialect();
+		if (named == null) {
 			return SqlDialects.detect(dataSource, properties.getTableName());
 		}
-		SqlDialect named = SqlDialects.named(dialect.name(), properties.getTableName());
-		SqlDialect detected;
+		Database detected;
 		try {
-			detected = SqlDialects.detect(dataSource, properties.getTableName());
+			detected = SqlDialects.database(dataSource);
 		}
 		catch (IllegalStateException ex) {
 			// a database db-lock does not recognise, named on purpose: the user's choice
-			return named;
+			return named.dialect(properties.getTableName());
 		}
-		// H2 emulates the others in its compatibility modes; MySQL's and MariaDB's SQL are one family
-		if (!detected.name().equals("h2") && !family(named).equals(family(detected))) {
-			throw new DbLockConfigurationException("db-lock.dialect=" + dialect.name().toLowerCase(java.util.Locale.ROOT)
-					+ " does not match the database, which is " + detected.name() + ": its migration and statements "
-					+ "would fail.", "Remove db-lock.dialect to let db-lock detect the database, or set it to "
-							+ detected.name() + ".");
+		if (!detected.runs(named)) {
+			throw new DbLockConfigurationException("db-lock.dialect=" + named.id() + " does not match the database, "
+					+ "which is " + detected.id() + ": its migration and statements would fail.",
+					"Remove db-lock.dialect to let db-lock detect the database, or set it to " + detected.id() + ".");
 		}
-		return named;
-	}
-
-	private static String family(SqlDialect dialect) {
-		return dialect.name().equals("mariadb") ? "mysql" : dialect.name();
+		return named.dialect(properties.getTableName());
 	}
 
 	@Bean
@@ -205,34 +136,46 @@ public final class DbLockAutoConfiguration {
 		return new DbLockSchemaMigration(dataSource.dataSource(), dialect);
 	}
 
+	/**
+	 * The owner of the lock statements' connections: db-lock's own pool
+	 * ({@code db-lock.pool.size}) if it has one, else the lock table's data source.
+	 */
 	@Bean
 	@ConditionalOnMissingBean
-	LockRepository dbLockRepository(LockDataSource lockDataSource, SqlDialect dialect, DbLockProperties properties,
+	LockConnections dbLockConnections(LockDataSource lockDataSource, SqlDialect dialect, DbLockProperties properties,
 			ObjectProvider<DbLockConnectionPool> pool) {
-		JdbcLockRepository repository = jdbcLockRepository(lockDataSource, dialect, properties, pool);
-		if (!repository.boundsPoolWait()) {
+		DbLockConnectionPool own = pool.getIfAvailable();
+		LockConnections connections = new LockConnections((own != null) ? own.dataSource() : lockDataSource.dataSource(),
+				dialect, properties.getStatementTimeout());
+		if (!connections.boundsPoolWait()) {
 			logger.info("db-lock: its DataSource is a " + lockDataSource.dataSource().getClass().getName()
 					+ ", not a HikariDataSource: a lock call's wait for a pool connection is that pool's own, outside "
 					+ "the bound of its wait plus db-lock.statement-timeout (see the README, \"A stalled database "
 					+ "does not hold a caller\"). Give db-lock a HikariDataSource (or db-lock.pool.size) to bound it.");
 		}
-		return repository;
+		return connections;
 	}
 
-	private static JdbcLockRepository jdbcLockRepository(LockDataSource lockDataSource, SqlDialect dialect,
-			DbLockProperties properties, ObjectProvider<DbLockConnectionPool> pool) {
-		DbLockConnectionPool own = pool.getIfAvailable();
-		return new JdbcLockRepository((own != null) ? own.dataSource() : lockDataSource.dataSource(), dialect,
-				properties.getStatementTimeout());
+	@Bean
+	@ConditionalOnMissingBean
+	LockRepository dbLockRepository(LockConnections connections) {
+		return new JdbcLockRepository(connections);
+	}
+
+	/**
+	 * The connections of the lock repository if it is db-lock's JDBC one (the application's
+	 * own included), else db-lock's.
+	 */
+	private static LockConnections connectionsOf(LockRepository repository, ObjectProvider<LockConnections> connections) {
+		return (repository instanceof JdbcLockRepository jdbc) ? jdbc.connections() : connections.getObject();
 	}
 
 	/** The transaction and named modes' storage, on the lease repository's connections and settings. */
 	@Bean
 	@ConditionalOnMissingBean
-	ConnectionLockRepository dbLockConnectionLockRepository(LockDataSource lockDataSource, SqlDialect dialect,
-			DbLockProperties properties, ObjectProvider<DbLockConnectionPool> pool) {
-		return new JdbcConnectionLockRepository(jdbcLockRepository(lockDataSource, dialect, properties, pool),
-				lockDataSource.dataSource());
+	ConnectionLockRepository dbLockConnectionLockRepository(LockRepository repository,
+			ObjectProvider<LockConnections> connections, LockDataSource lockDataSource) {
+		return new JdbcConnectionLockRepository(connectionsOf(repository, connections), lockDataSource.dataSource());
 	}
 
 	@Bean
@@ -282,9 +225,9 @@ public final class DbLockAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@Conditional(HistoryOrRecovery.class)
-	LockHistoryRepository dbLockHistoryRepository(LockDataSource lockDataSource, SqlDialect dialect,
-			DbLockProperties properties, ObjectProvider<DbLockConnectionPool> pool) {
-		return new JdbcLockHistoryRepository(jdbcLockRepository(lockDataSource, dialect, properties, pool));
+	LockHistoryRepository dbLockHistoryRepository(LockRepository repository,
+			ObjectProvider<LockConnections> connections) {
+		return new JdbcLockHistoryRepository(connectionsOf(repository, connections));
 	}
 
 	@Bean

@@ -17,6 +17,8 @@ import com.zaxxer.hikari.HikariDataSource;
  * called inside outer transactions that hold every connection of the application's pool
  * still takes and releases its lock. It is not a {@link DataSource} bean, so it does not
  * change which data source the application's other beans get.
+ *
+ * @since 0.1.0
  */
 public final class DbLockConnectionPool implements AutoCloseable {
 

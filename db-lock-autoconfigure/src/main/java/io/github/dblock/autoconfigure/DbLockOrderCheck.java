@@ -15,6 +15,8 @@ import org.springframework.transaction.interceptor.BeanFactoryTransactionAttribu
  * Warns at start-up when {@code @Transactional} would run outside {@code @DbLock}: the
  * lock would then be released before the commit, and the next holder could read data
  * the previous one has not committed yet.
+ *
+ * @since 0.1.0
  */
 public final class DbLockOrderCheck implements SmartInitializingSingleton {
 

@@ -3,6 +3,7 @@ package io.github.dblock.autoconfigure;
 import java.time.Duration;
 
 import io.github.dblock.LostLeasePolicy;
+import io.github.dblock.jdbc.dialect.Database;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -58,7 +59,7 @@ public class DbLockProperties {
 	/**
 	 * SQL dialect. Detected from the connection's metadata when not set.
 	 */
-	private @Nullable Dialect dialect;
+	private @Nullable Database dialect;
 
 	/**
 	 * What a @DbLock method or DbLockTemplate.execute does when it returns and its lease
@@ -164,11 +165,11 @@ public class DbLockProperties {
 		this.transactionModeOrder = transactionModeOrder;
 	}
 
-	public @Nullable Dialect getDialect() {
+	public @Nullable Database getDialect() {
 		return this.dialect;
 	}
 
-	public void setDialect(@Nullable Dialect dialect) {
+	public void setDialect(@Nullable Database dialect) {
 		this.dialect = dialect;
 	}
 
@@ -235,33 +236,6 @@ public class DbLockProperties {
 
 	public Backoff getBackoff() {
 		return this.backoff;
-	}
-
-	/**
-	 * The databases db-lock has SQL for.
-	 */
-	public enum Dialect {
-
-		/**
-		 * MariaDB 10.6 and later.
-		 */
-		MARIADB,
-
-		/**
-		 * MySQL 8.0 and later.
-		 */
-		MYSQL,
-
-		/**
-		 * PostgreSQL 14 and later.
-		 */
-		POSTGRESQL,
-
-		/**
-		 * H2 2.x, also in its MySQL and PostgreSQL compatibility modes.
-		 */
-		H2
-
 	}
 
 	/**

@@ -4,7 +4,8 @@ import java.util.Map;
 
 import javax.sql.DataSource;
 
-import io.github.dblock.jdbc.SqlDialect;
+import io.github.dblock.jdbc.dialect.Database;
+import io.github.dblock.jdbc.dialect.SqlDialect;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.MigrationInfo;
 
@@ -14,9 +15,11 @@ import org.springframework.util.ClassUtils;
 
 /**
  * Creates and upgrades the lock table with db-lock's own Flyway migrations
- * ({@code classpath:db/db-lock/<dialect>}), recorded in a history table of their own
+ * ({@link Database#migrationLocation()}), recorded in a history table of their own
  * ({@code <table>_schema_history}) so that the application's migrations and history are
  * untouched. Several instances starting at once are serialized by Flyway's own lock.
+ *
+ * @since 0.1.0
  */
 public class DbLockSchemaMigration implements InitializingBean, BeanClassLoaderAware {
 
@@ -61,7 +64,7 @@ public class DbLockSchemaMigration implements InitializingBean, BeanClassLoaderA
 	private Flyway flyway() {
 		return Flyway.configure(DbLockSchemaMigration.class.getClassLoader())
 			.dataSource(this.dataSource)
-			.locations("classpath:db/db-lock/" + this.dialect.name())
+			.locations(this.dialect.database().migrationLocation())
 			.table(this.dialect.table() + "_schema_history")
 			.placeholders(Map.of("table", this.dialect.table()))
 			// the application's own tables may already be there: start db-lock's history at 0
@@ -75,16 +78,12 @@ public class DbLockSchemaMigration implements InitializingBean, BeanClassLoaderA
 	 * not force the modules of every database on its users.
 	 */
 	private void checkFlywayModule() {
-		String[] module = switch (this.dialect.name()) {
-			case "mysql", "mariadb" -> new String[] { "org.flywaydb.database.mysql.MySQLDatabaseType", "flyway-mysql" };
-			case "postgresql" -> new String[] { "org.flywaydb.database.postgresql.PostgreSQLDatabaseType",
-					"flyway-database-postgresql" };
-			default -> null;
-		};
-		if (module != null && !ClassUtils.isPresent(module[0], this.classLoader)) {
-			throw new DbLockConfigurationException("db-lock's schema migration on " + this.dialect.name()
+		Database database = this.dialect.database();
+		String moduleClass = database.flywayModuleClass();
+		if (moduleClass != null && !ClassUtils.isPresent(moduleClass, this.classLoader)) {
+			throw new DbLockConfigurationException("db-lock's schema migration on " + database.id()
 					+ " needs Flyway's module for that database, which is not on the class path.",
-					"Add the dependency org.flywaydb:" + module[1] + " (its version comes from Spring Boot's "
+					"Add the dependency org.flywaydb:" + database.flywayModule() + " (its version comes from Spring Boot's "
 							+ "dependency management), or set db-lock.schema.migrate=false and create the tables "
 							+ "from db-lock's scripts yourself.");
 		}

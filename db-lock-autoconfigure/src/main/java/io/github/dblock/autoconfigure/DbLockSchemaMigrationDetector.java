@@ -10,6 +10,8 @@ import org.springframework.core.Ordered;
  * on database initialization are created after the lock table exists. Ordered last: the
  * application's own Flyway or Liquibase runs first and finds the schema as it left it
  * (Flyway refuses a non-empty schema without its history table).
+ *
+ * @since 0.1.0
  */
 public final class DbLockSchemaMigrationDetector extends AbstractBeansOfTypeDatabaseInitializerDetector {
 

@@ -18,10 +18,8 @@ import org.jspecify.annotations.Nullable;
  * members whose statements stalled past the network timeout while the cluster noticed the
  * death), the reconnect tries the host denied first again and again, 250 ms apart, up to
  * {@code retriesAllDown} times (120 by default: 30 s), each try taking up to
- * {@code connectTimeout}. Measured on a 3-member Galera cluster with a member killed 8
- * times and started again 3 s later each time: the longest acquisition spent 4 s in that
- * loop and returned after 8.0 s against a bound of 7 s (wait 3 s, statement timeout 2 s,
- * pool timeout 1 s, 1 s of slack); with {@link #RECOMMENDED}, 5.3 s.
+ * {@code connectTimeout}. {@link #RECOMMENDED} keeps that within the default statement
+ * timeout.
  */
 final class DriverFailoverCheck {
 

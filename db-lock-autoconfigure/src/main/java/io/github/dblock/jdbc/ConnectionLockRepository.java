@@ -9,6 +9,8 @@ import org.jspecify.annotations.Nullable;
  * the caller's transactional connection and ended by its commit or rollback, and the named
  * mode's server locks ({@code GET_LOCK}, advisory locks), held by a connection of their own
  * until released or until the connection ends.
+ *
+ * @since 0.1.0
  */
 public interface ConnectionLockRepository {
 

@@ -12,6 +12,8 @@ import org.jspecify.annotations.Nullable;
  * ticket whose lease has not ended in the database's time) holds the key. Every method runs
  * on its own, outside any transaction of the caller, and decides expiry with the database's
  * clock.
+ *
+ * @since 0.1.0
  */
 public interface FairLockRepository {
 

@@ -10,6 +10,7 @@ import java.util.function.Function;
 
 import javax.sql.DataSource;
 
+import io.github.dblock.jdbc.dialect.SqlDialect;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -23,15 +24,15 @@ import org.springframework.transaction.IllegalTransactionStateException;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
- * {@link ConnectionLockRepository} over JDBC, beside a {@link JdbcLockRepository} whose
- * connections, statement timeout and dialect it shares.
+ * {@link ConnectionLockRepository} over JDBC, on the connections, statement timeout and
+ * dialect of a {@link LockConnections}.
  * <ul>
  * <li>The transaction mode runs on the connection of the thread's Spring transaction on the
  * application's {@code DataSource} (a {@code DataSourceTransactionManager}'s or a
  * {@code JpaTransactionManager}'s), found with {@link DataSourceUtils}; a key's row is created
- * beforehand on a connection of the lock repository's own, in autocommit, once per key
+ * beforehand on a lock connection of its own, in autocommit, once per key
  * this JVM has not seen yet.</li>
- * <li>The named mode takes a connection of the lock repository's own and keeps it until
+ * <li>The named mode takes a lock connection of its own and keeps it until
  * the release, in autocommit; its settings are put back before it returns to the pool.</li>
  * </ul>
  * Every statement is bounded by the statement timeout, plus the wait for the statement that
@@ -39,6 +40,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * where the network timeout alone bounds them (its statements return at once or wait in
  * the server for the time they give, and a network timeout closes the connection, which
  * frees its locks), sparing the server-side timeout's cost on every statement.
+ *
+ * @since 0.1.0
  */
 public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 
@@ -47,7 +50,7 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 
 	private static final Log logger = LogFactory.getLog(JdbcConnectionLockRepository.class);
 
-	private final JdbcLockRepository leases;
+	private final LockConnections connections;
 
 	private final DataSource transactionalDataSource;
 
@@ -57,16 +60,16 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 
 	/**
 	 * Creates the repository.
-	 * @param leases the lease repository whose connections (its own pool, if it has one),
-	 * statement timeout and dialect are used for everything but the caller's transaction
+	 * @param connections the lock connections (db-lock's own pool, if it has one),
+	 * statement timeout and dialect, used for everything but the caller's transaction
 	 * @param dataSource the application's data source, whose transactions the transaction
 	 * mode joins
 	 */
-	public JdbcConnectionLockRepository(JdbcLockRepository leases, DataSource dataSource) {
-		this.leases = leases;
+	public JdbcConnectionLockRepository(LockConnections connections, DataSource dataSource) {
+		this.connections = connections;
 		this.transactionalDataSource = (dataSource instanceof TransactionAwareDataSourceProxy proxy
 				&& proxy.getTargetDataSource() != null) ? proxy.getTargetDataSource() : dataSource;
-		this.dialect = leases.dialect();
+		this.dialect = connections.dialect();
 	}
 
 	@Override
@@ -75,7 +78,7 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 			throw new IllegalTransactionStateException("no Spring transaction is active on this thread");
 		}
 		if (!this.knownKeys.contains(key)) {
-			this.leases.onOwnConnection((jdbc) -> {
+			this.connections.onOwnConnection((jdbc) -> {
 				this.dialect.ensureKeyRow(jdbc, key);
 				return Boolean.TRUE;
 			});
@@ -85,14 +88,36 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 			this.knownKeys.add(key);
 		}
 		long waitMillis = wait.toMillis();
-		return inTransaction(waitMillis, (jdbc) -> this.dialect.lockKeyRow(jdbc, key, waitMillis));
+		return inTransaction(waitMillis, (jdbc) -> lockKeyRow(jdbc, key, waitMillis));
+	}
+
+	/**
+	 * The dialect's lock of the key's row: a lock-wait timeout is a row not locked, unless
+	 * the database rolled back the whole transaction, which is a
+	 * {@link TransactionRolledBackException}.
+	 */
+	private boolean lockKeyRow(JdbcOperations jdbc, String key, long waitMillis) {
+		try {
+			return this.dialect.lockKeyRow(jdbc, key, waitMillis);
+		}
+		catch (DataAccessException ex) {
+			String rolledBack = this.dialect.errors().rolledBackTransaction(jdbc, ex);
+			if (rolledBack != null) {
+				throw new TransactionRolledBackException("The database rolled back the whole transaction while it "
+						+ "locked '" + key + "': " + rolledBack, ex);
+			}
+			if (this.dialect.errors().isLockWaitTimeout(ex)) {
+				return false;
+			}
+			throw ex;
+		}
 	}
 
 	@Override
 	public long nextTransactionToken(String key) {
 		// a counter commits on its own, so not on the caller's connection; a sequence is drawn there
 		if (this.dialect.tokenSequenceSql() == null) {
-			return this.leases.onOwnConnection((jdbc) -> this.dialect.drawToken(jdbc, key, false));
+			return this.connections.onOwnConnection((jdbc) -> this.dialect.drawToken(jdbc, key, false));
 		}
 		return inTransaction(0, (jdbc) -> this.dialect.drawToken(jdbc, key, false));
 	}
@@ -104,10 +129,10 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 				throw new IllegalTransactionStateException("the thread's transaction is not on db-lock's DataSource "
 						+ "(its connection is in autocommit)");
 			}
-			return this.leases.onConnection(connection, false, waitMillis, statements);
+			return this.connections.onConnection(connection, false, waitMillis, statements);
 		}
 		catch (SQLException ex) {
-			throw this.leases.translate("Transaction-bound lock statement", ex);
+			throw this.connections.translate("Transaction-bound lock statement", ex);
 		}
 		finally {
 			DataSourceUtils.releaseConnection(connection, this.transactionalDataSource);
@@ -116,9 +141,9 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 
 	@Override
 	public @Nullable NamedLock tryNamedLock(String key, Duration wait) {
-		Connection connection = this.leases.ownConnection();
+		Connection connection = this.connections.ownConnection();
 		long waitMillis = wait.toMillis();
-		JdbcTemplate jdbc = this.leases.templateWithoutQueryTimeout(connection, waitMillis);
+		JdbcTemplate jdbc = this.connections.templateWithoutQueryTimeout(connection, waitMillis);
 		boolean taken = false;
 		try {
 			taken = on(connection, waitMillis, jdbc, (statements) -> this.dialect.namedLock(statements, key, waitMillis));
@@ -133,13 +158,13 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 
 	@Override
 	public @Nullable String namedLocksUnavailable() {
-		return this.leases.onOwnConnection((jdbc) -> Optional.ofNullable(this.dialect.namedLocksUnavailable(jdbc)))
+		return this.connections.onOwnConnection((jdbc) -> Optional.ofNullable(this.dialect.inspection().namedLocksUnavailable(jdbc)))
 			.orElse(null);
 	}
 
 	@Override
 	public @Nullable String transactionLocksUnavailable() {
-		return this.leases.onOwnConnection((jdbc) -> Optional.ofNullable(this.dialect.multiPrimaryCluster(jdbc)))
+		return this.connections.onOwnConnection((jdbc) -> Optional.ofNullable(this.dialect.inspection().multiPrimaryCluster(jdbc)))
 			.map((cluster) -> cluster + ", whose nodes each lock rows on their own until a transaction commits: "
 					+ "callers on different nodes would hold one key at once")
 			.orElse(null);
@@ -147,18 +172,18 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 
 	@Override
 	public @Nullable String lockWaitTimeoutRollsBackTransaction() {
-		return this.leases
-			.onOwnConnection((jdbc) -> Optional.ofNullable(this.dialect.lockWaitTimeoutRollsBackTransaction(jdbc)))
+		return this.connections
+			.onOwnConnection((jdbc) -> Optional.ofNullable(this.dialect.inspection().lockWaitTimeoutRollsBackTransaction(jdbc)))
 			.orElse(null);
 	}
 
 	private <T> T on(Connection connection, long waitMillis, JdbcTemplate jdbc,
 			Function<JdbcOperations, T> statements) {
 		try {
-			return this.leases.onConnection(connection, true, waitMillis, jdbc, statements);
+			return this.connections.onConnection(connection, true, waitMillis, jdbc, statements);
 		}
 		catch (SQLException ex) {
-			throw this.leases.translate("Named lock statement", ex);
+			throw this.connections.translate("Named lock statement", ex);
 		}
 	}
 
@@ -194,7 +219,7 @@ public class JdbcConnectionLockRepository implements ConnectionLockRepository {
 		@Override
 		public boolean isAlive() {
 			try {
-				return this.connection.isValid(leases.statementTimeoutSeconds());
+				return this.connection.isValid(connections.statementTimeoutSeconds());
 			}
 			catch (SQLException ex) {
 				return false;

@@ -1,91 +1,157 @@
 package io.github.dblock.jdbc;
 
+import java.sql.PreparedStatement;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Supplier;
 
+import io.github.dblock.jdbc.dialect.FairQueueStatements;
+import io.github.dblock.jdbc.dialect.SqlDialect;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.dao.ConcurrencyFailureException;
 import org.springframework.dao.DataAccessException;
+import org.springframework.dao.DuplicateKeyException;
+import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.jdbc.support.GeneratedKeyHolder;
+import org.springframework.jdbc.support.KeyHolder;
 
 /**
- * {@link FairLockRepository} over JDBC, beside a {@link JdbcLockRepository} whose
- * connections, statement timeout and dialect it shares: every statement runs on a
- * connection of its own in autocommit, outside the caller's transaction, within the
- * statement timeout. A deadlock or lock-wait timeout is tried again (each statement checks
- * what it needs, so running it again is safe), at most three times.
+ * {@link FairLockRepository} over JDBC, the dialect's {@linkplain FairQueueStatements fair
+ * queue statements} on a {@link LockConnections}: every statement runs on a connection of
+ * its own in autocommit, outside the caller's transaction, within the statement timeout. A
+ * deadlock or lock-wait timeout is tried again (each statement checks what it needs, so
+ * running it again is safe), at most three times.
+ *
+ * @since 0.1.0
  */
 public class JdbcFairLockRepository implements FairLockRepository {
 
 	private static final int ATTEMPTS = 3;
 
-	private final JdbcLockRepository leases;
+	private final LockConnections connections;
 
-	private final FairQueueSql sql;
+	private final FairQueueStatements sql;
 
 	/**
 	 * Creates the repository.
-	 * @param leases the lease repository whose connections, statement timeout and dialect
-	 * are used
-	 * @throws IllegalArgumentException if the fair mode has no statements for its dialect
+	 * @param connections the lock connections, with the dialect and the statement timeout
+	 * @throws IllegalArgumentException if the fair mode has no statements for the dialect
 	 */
-	public JdbcFairLockRepository(JdbcLockRepository leases) {
-		this.leases = leases;
-		this.sql = FairQueueSql.of(leases.dialect());
+	public JdbcFairLockRepository(LockConnections connections) {
+		this.connections = connections;
+		this.sql = connections.dialect().fairQueueStatements();
 	}
 
+	/** Enqueues a ticket; creates the key's row first if it has none. */
 	@Override
 	public Ticket enqueue(String key, String owner, Duration lease) {
-		long number = retrying(() -> this.leases.onOwnConnection((jdbc) -> this.sql.enqueue(jdbc, key, owner, lease)));
+		long number = retrying(() -> this.connections.onOwnConnection((jdbc) -> {
+			Long ticket = insertTicket(jdbc, key, owner, lease);
+			if (ticket == null) {
+				try {
+					jdbc.update(this.sql.insertKeySql(), key);
+				}
+				catch (DuplicateKeyException ex) {
+					// inserted meanwhile by another caller
+				}
+				ticket = insertTicket(jdbc, key, owner, lease);
+			}
+			return Objects.requireNonNull(ticket, () -> "no ticket enqueued for '" + key + "'");
+		}));
 		return new Ticket(key, owner, number);
+	}
+
+	private @Nullable Long insertTicket(JdbcOperations jdbc, String key, String owner, Duration lease) {
+		long micros = SqlDialect.micros(lease);
+		if (!this.sql.ticketIsGeneratedKey()) {
+			List<Long> tickets = jdbc.queryForList(this.sql.enqueueSql(), Long.class, owner, micros, key);
+			return tickets.isEmpty() ? null : tickets.get(0);
+		}
+		KeyHolder keys = new GeneratedKeyHolder();
+		int inserted = jdbc.update((con) -> {
+			PreparedStatement ps = con.prepareStatement(this.sql.enqueueSql(), Statement.RETURN_GENERATED_KEYS);
+			ps.setString(1, owner);
+			ps.setLong(2, micros);
+			ps.setString(3, key);
+			return ps;
+		}, keys);
+		return (inserted == 0) ? null : Objects.requireNonNull(keys.getKey(), "no generated ticket").longValue();
 	}
 
 	@Override
 	public long head(Ticket ticket) {
-		return retrying(() -> this.leases.onOwnConnection((jdbc) -> this.sql.head(jdbc, ticket)));
+		return retrying(() -> this.connections.onOwnConnection((jdbc) -> {
+			List<Long> first = jdbc.queryForList(this.sql.headSql(), Long.class, ticket.key(), ticket.number());
+			return first.isEmpty() ? 0L : first.get(0);
+		}));
 	}
 
+	/** One statement for all when every ticket is renewed; each alone after it otherwise. */
 	@Override
 	public List<Boolean> renewAll(List<Ticket> tickets, Duration lease) {
+		long micros = SqlDialect.micros(lease);
 		// not retried: the renewal goes on at its next tick
-		return this.leases.onOwnConnection((jdbc) -> this.sql.renewAll(jdbc, tickets, lease));
+		return this.connections.onOwnConnection((jdbc) -> {
+			if (tickets.size() > 1) {
+				Object[] parameters = new Object[1 + 2 * tickets.size()];
+				parameters[0] = micros;
+				for (int i = 0; i < tickets.size(); i++) {
+					parameters[1 + i] = tickets.get(i).number();
+					parameters[1 + tickets.size() + i] = tickets.get(i).owner();
+				}
+				if (jdbc.update(this.sql.renewAllSql(tickets.size()), parameters) == tickets.size()) {
+					return Collections.nCopies(tickets.size(), Boolean.TRUE);
+				}
+			}
+			List<Boolean> renewed = new ArrayList<>(tickets.size());
+			for (Ticket ticket : tickets) {
+				renewed.add(jdbc.update(this.sql.renewSql(), micros, ticket.number(), ticket.owner()) == 1);
+			}
+			return renewed;
+		});
 	}
 
 	@Override
 	public boolean leave(Ticket ticket) {
-		return retrying(() -> this.leases.onOwnConnection((jdbc) -> this.sql.leave(jdbc, ticket)));
+		return retrying(() -> this.connections.onOwnConnection(
+				(jdbc) -> jdbc.update(this.sql.leaveSql(), ticket.number(), ticket.owner(), ticket.key()) == 1));
 	}
 
 	@Override
 	public boolean abandon(String key, String owner) {
-		return retrying(() -> this.leases.onOwnConnection((jdbc) -> this.sql.abandon(jdbc, key, owner)));
+		return retrying(
+				() -> this.connections.onOwnConnection((jdbc) -> jdbc.update(this.sql.abandonSql(), key, owner) > 0));
 	}
 
 	@Override
 	public int abandonAll(Map<String, String> keysByOwner) {
-		return retrying(() -> this.leases
-			.onOwnConnection((jdbc) -> SqlDialect.abandonAll(jdbc, this.sql.queueTable(), keysByOwner)));
+		return retrying(() -> this.connections.onOwnConnection(
+				(jdbc) -> JdbcLockRepository.abandonAll(jdbc, this.sql.queueTable(), keysByOwner)));
 	}
 
 	@Override
 	public int deleteExpired(int limit) {
-		return retrying(() -> this.leases.onOwnConnection((jdbc) -> this.sql.deleteExpired(jdbc, limit)));
+		return retrying(() -> this.connections
+			.onOwnConnection((jdbc) -> jdbc.update(this.sql.deleteExpiredSql(), limit)));
 	}
 
 	@Override
 	public @Nullable String unavailable() {
-		return this.leases.onOwnConnection((jdbc) -> {
+		return this.connections.onOwnConnection((jdbc) -> {
 			try {
-				this.sql.checkTables(jdbc);
+				jdbc.queryForList(this.sql.checkTablesSql(), Long.class);
 			}
 			catch (DataAccessException ex) {
 				return Optional.of("its queue table " + this.sql.queueTable() + " cannot be read (" + ex.getMessage()
 						+ "); db-lock's migration V5 creates it");
 			}
-			return Optional.ofNullable(this.leases.dialect().multiPrimaryCluster(jdbc))
+			return Optional.ofNullable(this.connections.dialect().inspection().multiPrimaryCluster(jdbc))
 				.map((cluster) -> cluster + ", whose nodes each number and lock their own inserts until they "
 						+ "commit: tickets would not be in arrival order");
 		}).orElse(null);
@@ -97,9 +163,7 @@ public class JdbcFairLockRepository implements FairLockRepository {
 				return statement.get();
 			}
 			catch (DataAccessException ex) {
-				boolean contention = ex instanceof ConcurrencyFailureException
-						|| this.leases.dialect().isContention(ex);
-				if (!contention || attempt == ATTEMPTS) {
+				if (!this.connections.dialect().errors().isContention(ex) || attempt == ATTEMPTS) {
 					throw ex;
 				}
 			}

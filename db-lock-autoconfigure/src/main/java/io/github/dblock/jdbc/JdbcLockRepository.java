@@ -1,61 +1,39 @@
 package io.github.dblock.jdbc;
 
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.Executor;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.Function;
+import java.util.Set;
 
 import javax.sql.DataSource;
 
+import io.github.dblock.jdbc.dialect.LeaseStatements;
+import io.github.dblock.jdbc.dialect.SqlDialect;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.dao.ConcurrencyFailureException;
 import org.springframework.dao.DataAccessException;
-import org.springframework.dao.DuplicateKeyException;
-import org.springframework.jdbc.CannotGetJdbcConnectionException;
 import org.springframework.jdbc.core.JdbcOperations;
-import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.SingleConnectionDataSource;
-import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
-import org.springframework.jdbc.support.SQLErrorCodeSQLExceptionTranslator;
-import org.springframework.jdbc.support.SQLExceptionTranslator;
-import org.springframework.transaction.support.TransactionSynchronization;
-import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
- * {@link LockRepository} over JDBC. Every operation runs on a pooled connection of its own,
- * taken from the {@link DataSource} itself and not through Spring's transaction resources,
- * in autocommit: whatever transaction the calling thread has (a
- * {@code DataSourceTransactionManager}'s, a {@code JpaTransactionManager}'s, with its
- * connection bound to the thread), a lock statement neither joins it nor waits for it, and
- * its commit or rollback never touches a lock. While the operation runs, the thread's
- * transaction synchronizations are set aside (not suspended: the caller's resources stay
- * as they are) so that no Spring code ties the lock connection to the caller's transaction.
- * A connection handed out with autocommit off is switched to autocommit for the operation
- * and back after it.
+ * {@link LockRepository} over JDBC: the dialect's {@linkplain LeaseStatements lease
+ * statements}, each operation on a connection of its own of a {@link LockConnections},
+ * outside the caller's transaction, in autocommit and within the statement timeout. A
+ * deadlock, lock-wait timeout or duplicate key reported by the database counts as an
+ * attempt that did not acquire; a release that lost to contention is tried again until the
+ * statement timeout has passed.
  * <p>
- * Every statement is bounded by the statement timeout: as a JDBC query timeout (whole
- * seconds rounded up, never zero, which the database enforces) and as the connection's network timeout (which the
- * driver enforces, so that a stalled server or network cannot hold a caller), restored
- * before the connection goes back to the pool. From a {@code HikariDataSource}, the wait
- * for the connection is bounded too, like a statement: by the statement timeout or what is
- * left of the call's {@link StatementDeadline}, whichever is less, plus at most the pool's
- * validation timeout for its check of an idle connection; from another data source it is
- * the pool's own. A deadlock, lock-wait timeout or duplicate
- * key reported by the database counts as an attempt that did not acquire.
- * <p>
- * With JTA, a {@code DataSource} that enlists its connections in the thread's JTA
- * transaction enlists the lock connection too: give db-lock a data source that does not.
+ * The read/write modes' storage ({@link #readWriteLocks()}) and the fair mode's
+ * ({@link #fairQueue()}) run on the same connections.
+ *
+ * @since 0.1.0
  */
 public class JdbcLockRepository implements LockRepository {
 
@@ -63,28 +41,15 @@ public class JdbcLockRepository implements LockRepository {
 	public static final int MAX_KEY_LENGTH = 255;
 
 	/** The statement timeout when none is given. */
-	public static final Duration DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(2);
-
-	private static final int WRITE_ATTEMPTS = 3;
-
-	private static final Executor CALLER_RUNS = Runnable::run;
+	public static final Duration DEFAULT_STATEMENT_TIMEOUT = LockConnections.DEFAULT_STATEMENT_TIMEOUT;
 
 	private static final Log logger = LogFactory.getLog(JdbcLockRepository.class);
 
-	private final DataSource dataSource;
-
-	private final PoolWait poolWait;
-
-	private final SQLExceptionTranslator exceptionTranslator;
+	private final LockConnections connections;
 
 	private final SqlDialect dialect;
 
-	/** Whether maintenance transactions run at READ COMMITTED; off once the server refused it. */
-	private volatile boolean readCommittedMaintenance = true;
-
-	private final int networkTimeoutMillis;
-
-	private final int queryTimeoutSeconds;
+	private final LeaseStatements sql;
 
 	private final JdbcReadWriteLockRepository readWriteLocks;
 
@@ -101,27 +66,26 @@ public class JdbcLockRepository implements LockRepository {
 	}
 
 	/**
-	 * Creates a repository.
+	 * Creates a repository on connections of its own.
 	 * @param dataSource the application's data source
 	 * @param dialect the SQL of its database, naming the lock table
 	 * @param statementTimeout the longest a lock statement may take, from sending it to its
 	 * reply; at least one millisecond
 	 */
 	public JdbcLockRepository(DataSource dataSource, SqlDialect dialect, Duration statementTimeout) {
-		if (statementTimeout.toMillis() < 1 || statementTimeout.toMillis() > Integer.MAX_VALUE) {
-			throw new IllegalArgumentException("The statement timeout must be between 1 ms and "
-					+ Integer.MAX_VALUE + " ms, not " + statementTimeout);
-		}
-		// a proxy that hands out the thread's transactional connection would defeat the isolation
-		this.dataSource = (dataSource instanceof TransactionAwareDataSourceProxy proxy
-				&& proxy.getTargetDataSource() != null) ? proxy.getTargetDataSource() : dataSource;
-		this.poolWait = PoolWait.of(this.dataSource);
-		this.exceptionTranslator = new SQLErrorCodeSQLExceptionTranslator(this.dataSource);
-		this.dialect = dialect;
-		this.networkTimeoutMillis = (int) statementTimeout.toMillis();
-		// whole seconds, rounded up: zero would be no limit at all in the server
-		this.queryTimeoutSeconds = (int) Math.min((statementTimeout.toMillis() + 999) / 1000, Integer.MAX_VALUE);
-		this.readWriteLocks = new JdbcReadWriteLockRepository(this);
+		this(new LockConnections(dataSource, dialect, statementTimeout));
+	}
+
+	/**
+	 * Creates a repository on the given connections.
+	 * @param connections the owner of the lock connections, with the dialect and the
+	 * statement timeout
+	 */
+	public JdbcLockRepository(LockConnections connections) {
+		this.connections = connections;
+		this.dialect = connections.dialect();
+		this.sql = this.dialect.leases();
+		this.readWriteLocks = new JdbcReadWriteLockRepository(connections);
 	}
 
 	/**
@@ -132,17 +96,26 @@ public class JdbcLockRepository implements LockRepository {
 		return this.dialect;
 	}
 
+	/**
+	 * The connections this repository runs its statements on.
+	 * @return the owner of the lock connections
+	 */
+	public LockConnections connections() {
+		return this.connections;
+	}
+
 	@Override
 	public Optional<Lease> tryAcquire(String key, String owner, Duration lease) {
-		if (StatementDeadline.millisLeft(this.networkTimeoutMillis, 0) <= 0) {
+		if (StatementDeadline.millisLeft(this.connections.networkTimeoutMillis(), 0) <= 0) {
 			// the call's time is up (its earlier statements took it): an attempt not sent
 			return Optional.empty();
 		}
 		try {
-			return onOwnConnection((jdbc) -> this.dialect.tryAcquire(jdbc, key, owner, lease));
+			return this.connections.onOwnConnection((jdbc) -> this.dialect.tryAcquire(jdbc, key, owner, lease))
+				.map((row) -> new Lease(key, owner, row.token(), row.expiresAt()));
 		}
 		catch (DataAccessException ex) {
-			if (!isContention(ex)) {
+			if (!this.connections.isContention(ex)) {
 				throw ex;
 			}
 			if (logger.isDebugEnabled()) {
@@ -154,27 +127,59 @@ public class JdbcLockRepository implements LockRepository {
 
 	@Override
 	public boolean abandon(String key, String owner) {
-		return onOwnConnection((jdbc) -> this.dialect.abandon(jdbc, key, owner));
+		return this.connections.onOwnConnection((jdbc) -> jdbc.update(this.sql.abandonSql(), key, owner) == 1);
 	}
 
 	@Override
 	public int abandonAll(Map<String, String> keysByOwner) {
-		return onOwnConnection((jdbc) -> this.dialect.abandonAll(jdbc, keysByOwner));
+		return this.connections.onOwnConnection((jdbc) -> abandonAll(jdbc, this.dialect.table(), keysByOwner));
+	}
+
+	/**
+	 * Deletes, in one statement, the rows of a table whose key and owner are among the
+	 * given ones (an owner id is no other attempt's, so a row with one of them is that
+	 * attempt's).
+	 */
+	static int abandonAll(JdbcOperations jdbc, String table, Map<String, String> keysByOwner) {
+		if (keysByOwner.isEmpty()) {
+			return 0;
+		}
+		Set<String> keys = new LinkedHashSet<>(keysByOwner.values());
+		List<Object> parameters = new ArrayList<>(keys);
+		parameters.addAll(keysByOwner.keySet());
+		return jdbc.update(LeaseStatements.abandonAllSql(table, keys.size(), keysByOwner.size()), parameters.toArray());
 	}
 
 	@Override
 	public boolean release(Lease lease, Duration minimumHold) {
-		return releasing(() -> onOwnConnection((jdbc) -> this.dialect.release(jdbc, lease, minimumHold)));
+		return this.connections.releasing(() -> this.connections.onOwnConnection((jdbc) -> release(jdbc, lease, minimumHold)));
+	}
+
+	/** Deletes the row, or, while the minimum hold has not passed, lets its lease end when it does. */
+	private boolean release(JdbcOperations jdbc, Lease lease, Duration minimumHold) {
+		long minimum = SqlDialect.micros(minimumHold);
+		if (!minimumHold.isZero() && jdbc.update(this.sql.keepUntilMinimumHoldSql(), minimum, lease.key(),
+				lease.owner(), lease.token(), minimum) == 1) {
+			return true;
+		}
+		return jdbc.update(this.sql.releaseSql(), lease.key(), lease.owner(), lease.token()) == 1;
 	}
 
 	@Override
 	public boolean cede(Lease lease, Duration wantedWithin) {
-		return retryingContention(() -> onOwnConnection((jdbc) -> this.dialect.cede(jdbc, lease, wantedWithin)));
+		return this.connections.retryingContention(() -> this.connections.onOwnConnection((jdbc) -> jdbc
+			.update(this.sql.cedeSql(), lease.key(), lease.owner(), lease.token(), -SqlDialect.micros(wantedWithin)) == 1));
 	}
 
+	/** One {@code DELETE} of the rows whose key, owner and token are all among the leases'. */
 	@Override
 	public int releaseAll(List<Lease> leases) {
-		return releasing(() -> onOwnConnection((jdbc) -> this.dialect.releaseAll(jdbc, leases)));
+		return this.connections.releasing(() -> this.connections.onOwnConnection((jdbc) -> {
+			if (leases.size() == 1) {
+				return release(jdbc, leases.get(0), Duration.ZERO) ? 1 : 0;
+			}
+			return jdbc.update(this.sql.releaseAllSql(leases.size()), heldByParameters(leases));
+		}));
 	}
 
 	@Override
@@ -184,8 +189,20 @@ public class JdbcLockRepository implements LockRepository {
 
 	@Override
 	public Optional<Instant> renew(Lease lease, Duration duration, boolean newHolder) {
-		return retryingContention(
-				() -> onOwnConnection((jdbc) -> this.dialect.renew(jdbc, lease, duration, newHolder)));
+		return this.connections.retryingContention(
+				() -> this.connections.onOwnConnection((jdbc) -> renew(jdbc, lease, duration, newHolder)));
+	}
+
+	private Optional<Instant> renew(JdbcOperations jdbc, Lease lease, Duration duration, boolean newHolder) {
+		if (jdbc.update(this.sql.renewSql(newHolder), SqlDialect.micros(duration), lease.key(), lease.owner(),
+				lease.token()) == 0) {
+			return Optional.empty();
+		}
+		return jdbc
+			.query(this.sql.expiresAtSql(), (rs, i) -> this.dialect.readInstant(rs, "expires_at"), lease.key(),
+					lease.owner(), lease.token())
+			.stream()
+			.findFirst();
 	}
 
 	@Override
@@ -193,23 +210,70 @@ public class JdbcLockRepository implements LockRepository {
 		return renewAll(leases, duration, false);
 	}
 
+	/**
+	 * One {@code UPDATE} of the rows whose key, owner and token are all among the leases',
+	 * returning their new ends where the database can, else followed by a {@code SELECT}
+	 * of them.
+	 */
 	@Override
 	public List<Optional<Instant>> renewAll(List<Lease> leases, Duration duration, boolean newHolder) {
 		// not retried here: the watchdog tries again at its next sweep, and a row another session locked stays locked
-		return onOwnConnection((jdbc) -> this.dialect.renewAll(jdbc, leases, duration, newHolder));
+		return this.connections.onOwnConnection((jdbc) -> {
+			if (leases.size() == 1) {
+				return List.of(renew(jdbc, leases.get(0), duration, newHolder));
+			}
+			Object[] heldBy = heldByParameters(leases);
+			Object[] parameters = new Object[heldBy.length + 1];
+			parameters[0] = SqlDialect.micros(duration);
+			System.arraycopy(heldBy, 0, parameters, 1, heldBy.length);
+			Map<String, Instant> ends = new HashMap<>();
+			String renewSql = this.sql.renewAllSql(leases.size(), newHolder);
+			if (this.dialect.updateReturnsRows()) {
+				jdbc.query(renewSql, (rs) -> {
+					ends.put(rs.getString("owner"), this.dialect.readInstant(rs, "expires_at"));
+				}, parameters);
+			}
+			else if (jdbc.update(renewSql, parameters) > 0) {
+				jdbc.query(this.sql.selectEndsSql(leases.size()), (rs) -> {
+					ends.put(rs.getString("owner"), this.dialect.readInstant(rs, "expires_at"));
+				}, heldBy);
+			}
+			List<Optional<Instant>> renewed = new ArrayList<>(leases.size());
+			for (Lease lease : leases) {
+				renewed.add(Optional.ofNullable(ends.get(lease.owner())));
+			}
+			return renewed;
+		});
+	}
+
+	/** The parameters of {@link LeaseStatements#heldByAll}: the keys, then the owners, then the tokens. */
+	static Object[] heldByParameters(List<Lease> leases) {
+		int count = leases.size();
+		Object[] parameters = new Object[count * 3];
+		for (int i = 0; i < count; i++) {
+			Lease lease = leases.get(i);
+			parameters[i] = lease.key();
+			parameters[count + i] = lease.owner();
+			parameters[2 * count + i] = lease.token();
+		}
+		return parameters;
 	}
 
 	@Override
 	public int deleteExpired(int limit) {
-		return retryingContention(() -> onOwnConnection((jdbc) -> this.dialect.deleteExpired(jdbc, limit)));
+		return this.connections.retryingContention(
+				() -> this.connections.onOwnConnection((jdbc) -> jdbc.update(this.sql.deleteExpiredSql(), limit)));
 	}
 
 	@Override
 	public List<LockRow> rows(int limit) {
-		return onOwnConnection((jdbc) -> this.dialect.rows(jdbc, limit));
+		return this.connections.onOwnConnection((jdbc) -> jdbc.query(this.sql.rowsSql(),
+				(rs, i) -> new LockRow(rs.getString("lock_key"), rs.getString("owner"), rs.getLong("token"),
+						this.dialect.readInstant(rs, "acquired_at"), this.dialect.readInstant(rs, "expires_at")),
+				limit));
 	}
 
-	/** The read/write modes' storage, on this repository's connections and statement timeout. */
+	/** The read/write modes' storage, on this repository's connections. */
 	@Override
 	public Optional<ReadWriteLockRepository> readWriteLocks() {
 		return Optional.of(this.readWriteLocks);
@@ -217,7 +281,8 @@ public class JdbcLockRepository implements LockRepository {
 
 	@Override
 	public Instant databaseTime() {
-		return onOwnConnection(this.dialect::databaseTime);
+		return this.connections.onOwnConnection((jdbc) -> Objects.requireNonNull(jdbc.queryForObject(
+				this.sql.databaseTimeSql(), (rs, i) -> this.dialect.readInstant(rs, "database_now"))));
 	}
 
 	/**
@@ -232,7 +297,7 @@ public class JdbcLockRepository implements LockRepository {
 				queue = this.fairQueue;
 				if (queue == null) {
 					try {
-						queue = new JdbcFairLockRepository(this);
+						queue = new JdbcFairLockRepository(this.connections);
 					}
 					catch (IllegalArgumentException ex) {
 						return Optional.empty();
@@ -250,218 +315,6 @@ public class JdbcLockRepository implements LockRepository {
 	}
 
 	/**
-	 * Runs an operation's statements on a connection of its own, outside whatever
-	 * transaction the thread has, in autocommit and within the statement timeout.
-	 */
-	<T> T onOwnConnection(Function<JdbcOperations, T> statements) {
-		List<TransactionSynchronization> setAside = setAsideSynchronizations();
-		try {
-			Connection connection = ownConnection();
-			try {
-				return onConnection(connection, statements);
-			}
-			finally {
-				connection.close();
-			}
-		}
-		catch (SQLException ex) {
-			throw translate("Lock statement on a connection of its own", ex);
-		}
-		finally {
-			restoreSynchronizations(setAside);
-		}
-	}
-
-	/**
-	 * Runs an operation's statements in one transaction of their own, on a connection of its
-	 * own, at READ COMMITTED (so that on MySQL and MariaDB it takes no gap or next-key locks,
-	 * and keeps the locks of the rows it changes alone), each within the statement timeout:
-	 * for maintenance steps that must be atomic.
-	 */
-	<T> T inOwnTransaction(Function<JdbcOperations, T> statements) {
-		List<TransactionSynchronization> setAside = setAsideSynchronizations();
-		try {
-			boolean readCommitted = this.readCommittedMaintenance;
-			try {
-				return inOwnTransaction(statements, readCommitted);
-			}
-			catch (RuntimeException ex) {
-				if (!readCommitted || !isStatementBinlogRefusal(ex)) {
-					throw ex;
-				}
-				// a statement-based binary log refuses InnoDB's writes at READ COMMITTED: the connection's own then
-				this.readCommittedMaintenance = false;
-				logger.info("Lock maintenance runs at the connection's own isolation: the server's statement-based "
-						+ "binary log refuses writes at READ COMMITTED (" + ex.getMessage() + ")");
-				return inOwnTransaction(statements, false);
-			}
-		}
-		finally {
-			restoreSynchronizations(setAside);
-		}
-	}
-
-	private <T> T inOwnTransaction(Function<JdbcOperations, T> statements, boolean readCommitted) {
-		try (Connection connection = ownConnection()) {
-			boolean autoCommit = connection.getAutoCommit();
-			int isolation = connection.getTransactionIsolation();
-			boolean changeIsolation = readCommitted && isolation != Connection.TRANSACTION_READ_COMMITTED;
-			try {
-				if (changeIsolation) {
-					// no gap or next-key locks: a maintenance step locks the rows it changes and no more
-					connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
-				}
-				if (autoCommit) {
-					connection.setAutoCommit(false);
-				}
-				T result = onConnection(connection, false, 0, statements);
-				connection.commit();
-				return result;
-			}
-			catch (RuntimeException | SQLException ex) {
-				connection.rollback();
-				throw ex;
-			}
-			finally {
-				if (autoCommit) {
-					connection.setAutoCommit(true);
-				}
-				if (changeIsolation) {
-					connection.setTransactionIsolation(isolation);
-				}
-			}
-		}
-		catch (SQLException ex) {
-			throw translate("Lock maintenance transaction on a connection of its own", ex);
-		}
-	}
-
-	/** MySQL's and MariaDB's 1665: a statement-based binary log and READ COMMITTED. */
-	private static boolean isStatementBinlogRefusal(Throwable failure) {
-		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-			if (cause instanceof SQLException sql && sql.getErrorCode() == 1665) {
-				return true;
-			}
-		}
-		return false;
-	}
-
-	private <T> T onConnection(Connection connection, Function<JdbcOperations, T> statements) throws SQLException {
-		return onConnection(connection, true, 0, statements);
-	}
-
-	/**
-	 * Runs statements on a connection, within the statement timeout plus {@code waitMillis},
-	 * in autocommit or not as asked; the connection's settings are put back after them.
-	 */
-	<T> T onConnection(Connection connection, boolean autoCommitted, long waitMillis,
-			Function<JdbcOperations, T> statements) throws SQLException {
-		return onConnection(connection, autoCommitted, waitMillis, template(connection, waitMillis), statements);
-	}
-
-	/**
-	 * Statements on one connection, with the statement timeout plus {@code waitMillis} as
-	 * their query timeout (enforced by the database).
-	 */
-	JdbcTemplate template(Connection connection, long waitMillis) {
-		JdbcTemplate jdbc = new DeadlineTemplate(connection, waitMillis);
-		jdbc.setQueryTimeout((int) Math.min(this.queryTimeoutSeconds + (waitMillis + 999) / 1000, Integer.MAX_VALUE));
-		return jdbc;
-	}
-
-	/**
-	 * Statements on one connection with no query timeout, bounded by the network timeout
-	 * alone: for a connection that holds a named lock, whose statements return at once or
-	 * wait in the server for a time they give, and where a network timeout closes the
-	 * connection (which frees its locks).
-	 */
-	JdbcTemplate templateWithoutQueryTimeout(Connection connection, long waitMillis) {
-		return new DeadlineTemplate(connection, waitMillis);
-	}
-
-	/**
-	 * Statements on one connection, each bounded by the statement timeout (plus the wait it
-	 * was given) or by what is left of the thread's {@link StatementDeadline}, whichever
-	 * comes first: the query timeout and the network timeout are cut for a statement sent
-	 * when less is left.
-	 */
-	private final class DeadlineTemplate extends JdbcTemplate {
-
-		private final Connection connection;
-
-		private final long waitMillis;
-
-		DeadlineTemplate(Connection connection, long waitMillis) {
-			this.connection = connection;
-			this.waitMillis = waitMillis;
-			setDataSource(new SingleConnectionDataSource(connection, true));
-			setExceptionTranslator(JdbcLockRepository.this.exceptionTranslator);
-		}
-
-		@Override
-		protected void applyStatementSettings(java.sql.Statement statement) throws SQLException {
-			super.applyStatementSettings(statement);
-			long limit = networkTimeoutMillis + this.waitMillis;
-			long left = StatementDeadline.millisLeft(networkTimeoutMillis, this.waitMillis);
-			if (left < limit) {
-				int millis = (int) Math.max(1, left);
-				this.connection.setNetworkTimeout(CALLER_RUNS, millis);
-				if (getQueryTimeout() > 0) {
-					statement.setQueryTimeout((millis + 999) / 1000);
-				}
-			}
-		}
-
-	}
-
-	/**
-	 * Runs statements with a template on a connection, within the network timeout of the
-	 * statement timeout plus {@code waitMillis}, in autocommit or not as asked; the
-	 * connection's settings are put back after them.
-	 */
-	<T> T onConnection(Connection connection, boolean autoCommitted, long waitMillis, JdbcTemplate jdbc,
-			Function<JdbcOperations, T> statements) throws SQLException {
-		boolean autoCommit = connection.getAutoCommit();
-		if (autoCommitted && !autoCommit) {
-			connection.setAutoCommit(true);
-		}
-		int networkTimeout = connection.getNetworkTimeout();
-		connection.setNetworkTimeout(CALLER_RUNS,
-				(int) Math.max(1, Math.min(StatementDeadline.millisLeft(this.networkTimeoutMillis, waitMillis),
-						Integer.MAX_VALUE)));
-		try {
-			T result = statements.apply(jdbc);
-			if (result == null) {
-				throw new IllegalStateException("No result from " + this.dialect);
-			}
-			return result;
-		}
-		finally {
-			restore(connection, autoCommit, networkTimeout);
-		}
-	}
-
-	/** Puts a connection back as the pool lent it; one broken by a timeout is left to the pool. */
-	private static void restore(Connection connection, boolean autoCommit, int networkTimeout) {
-		try {
-			if (!connection.isClosed()) {
-				connection.setNetworkTimeout(CALLER_RUNS, networkTimeout);
-				if (!autoCommit && connection.getAutoCommit()) {
-					connection.setAutoCommit(false);
-				}
-			}
-		}
-		catch (SQLException ex) {
-			logger.debug("Could not restore the settings of a connection after a lock statement", ex);
-		}
-	}
-
-	/** The statement timeout in whole seconds, rounded up. */
-	int statementTimeoutSeconds() {
-		return (this.networkTimeoutMillis + 999) / 1000;
-	}
-
-	/**
 	 * Whether a statement's wait for a connection is bounded by the statement timeout or
 	 * what is left of its call's {@link StatementDeadline}, whichever is less: true for a
 	 * {@code HikariDataSource} (Spring Boot's default pool, or db-lock's own); with another
@@ -469,118 +322,7 @@ public class JdbcLockRepository implements LockRepository {
 	 * @return whether the pool wait is bounded
 	 */
 	public boolean boundsPoolWait() {
-		return this.poolWait.isBounded();
-	}
-
-	/**
-	 * A connection of the lock's data source, for a named lock to hold, within the statement
-	 * timeout or what is left of the thread's {@link StatementDeadline}, whichever is less,
-	 * where the pool lets the wait be bounded.
-	 * @return the connection
-	 * @throws CannotGetJdbcConnectionException if there is none
-	 */
-	Connection ownConnection() {
-		try {
-			return this.poolWait.getConnection(StatementDeadline.millisLeft(this.networkTimeoutMillis, 0));
-		}
-		catch (SQLException ex) {
-			throw new CannotGetJdbcConnectionException("No connection for a lock statement: the database could not "
-					+ "be reached, or the pool had no free connection within its connection timeout (are "
-					+ "callers' transactions holding every connection?)", ex);
-		}
-	}
-
-	DataAccessException translate(String task, SQLException ex) {
-		DataAccessException translated = this.exceptionTranslator.translate(task, null, ex);
-		return (translated != null) ? translated
-				: new org.springframework.jdbc.UncategorizedSQLException(task, null, ex);
-	}
-
-	/**
-	 * Takes the thread's transaction synchronizations away for the length of a lock
-	 * operation, so that no Spring code binds the lock connection to the caller's
-	 * transaction; they are not suspended, and nothing else of the caller's changes.
-	 */
-	private static List<TransactionSynchronization> setAsideSynchronizations() {
-		if (!TransactionSynchronizationManager.isSynchronizationActive()) {
-			return List.of();
-		}
-		List<TransactionSynchronization> synchronizations = TransactionSynchronizationManager.getSynchronizations();
-		TransactionSynchronizationManager.clearSynchronization();
-		return (synchronizations.isEmpty()) ? EMPTY_BUT_ACTIVE : synchronizations;
-	}
-
-	private static void restoreSynchronizations(List<TransactionSynchronization> setAside) {
-		if (setAside.isEmpty()) {
-			return;
-		}
-		TransactionSynchronizationManager.initSynchronization();
-		for (TransactionSynchronization synchronization : setAside) {
-			if (synchronization != NO_SYNCHRONIZATION) {
-				TransactionSynchronizationManager.registerSynchronization(synchronization);
-			}
-		}
-	}
-
-	/** Marks synchronization that was active with nothing registered. */
-	private static final TransactionSynchronization NO_SYNCHRONIZATION = new TransactionSynchronization() {
-	};
-
-	private static final List<TransactionSynchronization> EMPTY_BUT_ACTIVE = List.of(NO_SYNCHRONIZATION);
-
-	/** A deadlock victim's write did nothing: run it again, what it checks still holds. */
-	<T> T retryingContention(java.util.function.Supplier<T> write) {
-		for (int attempt = 1;; attempt++) {
-			try {
-				return write.get();
-			}
-			catch (DataAccessException ex) {
-				if (!isContention(ex) || attempt == WRITE_ATTEMPTS) {
-					throw ex;
-				}
-			}
-		}
-	}
-
-	/**
-	 * A release that lost to contention runs again, with a short pause, until it succeeds or
-	 * the statement timeout has passed since the first attempt (or the thread's
-	 * {@link StatementDeadline} has come): a release that gave up would
-	 * leave the key taken for the rest of its lease. On a Galera cluster a waiter's insert on
-	 * another member makes the release a certification loser (1213) again and again while the
-	 * waiter polls; three attempts were not enough under 16 threads on 16 keys (the
-	 * benchmark's galera curve).
-	 */
-	private <T> T releasing(java.util.function.Supplier<T> release) {
-		long now = System.nanoTime();
-		long deadline = now + TimeUnit.MILLISECONDS.toNanos(StatementDeadline.millisLeft(this.networkTimeoutMillis, 0));
-		// the attempts, their waits for a connection and their statements share that time
-		try (StatementDeadline shared = StatementDeadline.openAtMost(now)) {
-			return releasingWithin(deadline, release);
-		}
-	}
-
-	private <T> T releasingWithin(long deadline, java.util.function.Supplier<T> release) {
-		for (int attempt = 1;; attempt++) {
-			try {
-				return release.get();
-			}
-			catch (DataAccessException ex) {
-				if (!isContention(ex) || System.nanoTime() - deadline > 0) {
-					throw ex;
-				}
-				if (attempt >= WRITE_ATTEMPTS) {
-					// jittered, so that two releases that conflict do not meet again
-					LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(
-							ThreadLocalRandom.current().nextLong(200, 200 + 1000L * Math.min(attempt, 20))));
-				}
-			}
-		}
-	}
-
-	boolean isContention(DataAccessException ex) {
-		return ex instanceof ConcurrencyFailureException || ex instanceof DuplicateKeyException
-				|| this.dialect.isContention(ex);
+		return this.connections.boundsPoolWait();
 	}
 
 }

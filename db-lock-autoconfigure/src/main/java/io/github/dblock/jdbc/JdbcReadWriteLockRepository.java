@@ -11,6 +11,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.github.dblock.jdbc.dialect.OneTransaction;
+import io.github.dblock.jdbc.dialect.ReadWriteStatements;
+import io.github.dblock.jdbc.dialect.SqlDialect;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -49,40 +52,41 @@ import org.springframework.jdbc.core.RowMapper;
  * intent was renewed by the statement before: a reader that judged it expired would have to
  * run after a writer's statement that took longer than half the lease (far longer than the
  * statement timeout with any sensible lease).
+ *
+ * @since 0.1.0
  */
 public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 
 	private static final Log logger = LogFactory.getLog(JdbcReadWriteLockRepository.class);
 
-	private final JdbcLockRepository leases;
+	private final LockConnections connections;
 
 	private final ReadWriteStatements sql;
 
 	/**
 	 * Creates a repository.
-	 * @param leases the lease mode's repository, whose connections, statement timeout and
-	 * dialect it uses
+	 * @param connections the lock connections, with the dialect and the statement timeout
 	 */
-	public JdbcReadWriteLockRepository(JdbcLockRepository leases) {
-		this.leases = leases;
-		this.sql = new ReadWriteStatements(leases.dialect());
+	public JdbcReadWriteLockRepository(LockConnections connections) {
+		this.connections = connections;
+		this.sql = connections.dialect().readWriteStatements();
 	}
 
 	@Override
 	public Optional<Lease> tryRead(String key, String owner, Duration lease) {
 		try {
-			return this.leases.onOwnConnection((jdbc) -> {
+			return this.connections.onOwnConnection((jdbc) -> {
 				if (!insertReader(jdbc, key, owner, lease)) {
 					markWanted(jdbc, key, owner);
 					return Optional.empty();
 				}
-				List<Checked> checked = jdbc.query(this.sql.checkReader,
+				List<Checked> checked = jdbc.query(this.sql.checkReader(),
 						(rs, i) -> new Checked(rs.getLong("token"), this.sql.readInstant(rs, "expires_at"),
 								rs.getInt("blocked") != 0),
 						key, key, key, owner);
 				if (checked.isEmpty() || checked.get(0).blocked()) {
 					// a writer announced itself before this reader checked: the reader withdraws
-					jdbc.update(this.sql.deleteHolder, key, owner);
+					jdbc.update(this.sql.deleteHolder(), key, owner);
 					markWanted(jdbc, key, owner);
 					return Optional.empty();
 				}
@@ -91,7 +95,7 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 			});
 		}
 		catch (DataAccessException ex) {
-			if (!this.leases.isContention(ex)) {
+			if (!this.connections.isContention(ex)) {
 				throw ex;
 			}
 			logger.debug("Attempt to read '" + key + "' did not acquire: " + ex.getMessage());
@@ -103,7 +107,7 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 	@Override
 	public WriteAttempt tryWrite(String key, String owner, Duration lease, boolean again) {
 		try {
-			return this.leases.onOwnConnection((jdbc) -> {
+			return this.connections.onOwnConnection((jdbc) -> {
 				if (!claim(jdbc, key, owner, lease, again)) {
 					markWanted(jdbc, key, owner);
 					return new WriteAttempt(false, null);
@@ -112,10 +116,10 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 						this.sql.readInstant(rs, "expires_at"));
 				Object[] parameters = this.sql.insertWriterParameters(key, owner, SqlDialect.micros(lease),
 						SqlDialect.micros(lease.dividedBy(2)));
-				String insertWriterReturning = this.sql.insertWriterReturning;
-				if (insertWriterReturning != null && this.sql.drawToken != null) {
-					// H2: the row with a placeholder token, then its token, in one transaction
-					return new WriteAttempt(true, H2Dialect.inOneTransaction(jdbc, (con) -> jdbc
+				String insertWriterReturning = this.sql.insertWriterReturning();
+				if (insertWriterReturning != null && this.sql.drawToken() != null) {
+					// the row with a placeholder token, then its token, in one transaction
+					return new WriteAttempt(true, OneTransaction.run(jdbc, (con) -> jdbc
 						.query(insertWriterReturning, taken, parameters)
 						.stream()
 						.findFirst()
@@ -124,11 +128,11 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 				}
 				Object[] lockKey = this.sql.lockKeyParameters(key);
 				if (insertWriterReturning != null && lockKey != null) {
-					// PostgreSQL: the key's lock first, then the insert, whose snapshot is taken after it; else a
+					// the key's token-order lock first, then the insert, whose snapshot is taken after it; else a
 					// reader's row committed while the insert waited for the lock would be missed by it, though
 					// that reader drew a smaller token (and holds once its check runs after this writer's release)
-					return new WriteAttempt(true, H2Dialect.inOneTransaction(jdbc, (con) -> {
-						jdbc.query(this.sql.lockKeySql, (rs) -> {
+					return new WriteAttempt(true, OneTransaction.run(jdbc, (con) -> {
+						jdbc.query(this.sql.lockKeySql(), (rs) -> {
 						}, lockKey);
 						return jdbc.query(insertWriterReturning, taken, parameters).stream().findFirst();
 					}).orElse(null));
@@ -137,14 +141,14 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 					return new WriteAttempt(true,
 							jdbc.query(insertWriterReturning, taken, parameters).stream().findFirst().orElse(null));
 				}
-				if (jdbc.update(this.sql.insertWriter, parameters) == 0) {
+				if (jdbc.update(this.sql.insertWriter(), parameters) == 0) {
 					return new WriteAttempt(true, null);
 				}
-				return new WriteAttempt(true, jdbc.query(this.sql.selectHolder, taken, key, owner).stream().findFirst().orElse(null));
+				return new WriteAttempt(true, jdbc.query(this.sql.selectHolder(), taken, key, owner).stream().findFirst().orElse(null));
 			});
 		}
 		catch (DataAccessException ex) {
-			if (!this.leases.isContention(ex)) {
+			if (!this.connections.isContention(ex)) {
 				throw ex;
 			}
 			logger.debug("Attempt to write '" + key + "' did not acquire: " + ex.getMessage());
@@ -159,7 +163,7 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 	 */
 	private void markWanted(JdbcOperations jdbc, String key, String owner) {
 		try {
-			jdbc.update(this.sql.markWanted, key, owner);
+			jdbc.update(this.sql.markWanted(), key, owner);
 		}
 		catch (DataAccessException ex) {
 			logger.debug("Could not mark '" + key + "' as wanted: " + ex.getMessage());
@@ -167,17 +171,17 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 	}
 
 	/**
-	 * Inserts a reader's row unless a writer's intent is live; on H2 draws its token in the
-	 * insert's transaction.
+	 * Inserts a reader's row unless a writer's intent is live; where the token is drawn after
+	 * the insert, draws it in the insert's transaction.
 	 * @return whether the row was inserted
 	 */
 	private boolean insertReader(JdbcOperations jdbc, String key, String owner, Duration lease) {
 		Object[] parameters = this.sql.insertReaderParameters(key, owner, SqlDialect.micros(lease));
-		if (this.sql.drawToken == null) {
-			return jdbc.update(this.sql.insertReader, parameters) == 1;
+		if (this.sql.drawToken() == null) {
+			return jdbc.update(this.sql.insertReader(), parameters) == 1;
 		}
-		return H2Dialect.inOneTransaction(jdbc, (con) -> {
-			if (jdbc.update(this.sql.insertReader, parameters) == 0) {
+		return OneTransaction.run(jdbc, (con) -> {
+			if (jdbc.update(this.sql.insertReader(), parameters) == 0) {
 				return false;
 			}
 			drawToken(jdbc, key, owner);
@@ -185,9 +189,9 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 		});
 	}
 
-	/** Draws the token of the row an owner's insert wrote with a placeholder (H2). */
+	/** Draws the token of the row an owner's insert wrote with a placeholder. */
 	private long drawToken(JdbcOperations jdbc, String key, String owner) {
-		Long token = jdbc.query(Objects.requireNonNull(this.sql.drawToken), (rs, i) -> rs.getLong("token"), key, owner)
+		Long token = jdbc.query(Objects.requireNonNull(this.sql.drawToken()), (rs, i) -> rs.getLong("token"), key, owner)
 			.stream()
 			.findFirst()
 			.orElseThrow(() -> new IllegalStateException("The row of '" + key + "' that " + owner + " inserted is gone"));
@@ -202,44 +206,44 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 	private boolean claim(JdbcOperations jdbc, String key, String owner, Duration lease, boolean again) {
 		long micros = SqlDialect.micros(lease);
 		if (again) {
-			return jdbc.update(this.sql.claimIntent, owner, micros, key, owner) == 1 || insertIntent(jdbc, key, owner, micros);
+			return jdbc.update(this.sql.claimIntent(), owner, micros, key, owner) == 1 || insertIntent(jdbc, key, owner, micros);
 		}
-		return insertIntent(jdbc, key, owner, micros) || jdbc.update(this.sql.claimIntent, owner, micros, key, owner) == 1;
+		return insertIntent(jdbc, key, owner, micros) || jdbc.update(this.sql.claimIntent(), owner, micros, key, owner) == 1;
 	}
 
 	private boolean insertIntent(JdbcOperations jdbc, String key, String owner, long micros) {
 		try {
-			return jdbc.update(this.sql.insertIntent, key, owner, micros) == 1;
+			return jdbc.update(this.sql.insertIntent(), key, owner, micros) == 1;
 		}
 		catch (DuplicateKeyException ex) {
-			// the key has an intent (H2, whose insert cannot ignore a duplicate)
+			// the key has an intent (where the insert cannot ignore a duplicate)
 			return false;
 		}
 	}
 
 	@Override
 	public int withdraw(String key, String owner) {
-		return this.leases.retryingContention(() -> this.leases.onOwnConnection((jdbc) -> {
-			jdbc.update(this.sql.deleteIntent, key, owner);
+		return this.connections.retryingContention(() -> this.connections.onOwnConnection((jdbc) -> {
+			jdbc.update(this.sql.deleteIntent(), key, owner);
 			// a holder's row whose insert committed although its reply was lost
-			return jdbc.update(this.sql.deleteHolder, key, owner);
+			return jdbc.update(this.sql.deleteHolder(), key, owner);
 		}));
 	}
 
 	@Override
 	public boolean release(Lease lease, boolean writer) {
-		return this.leases.retryingContention(() -> this.leases.onOwnConnection((jdbc) -> {
-			if (writer && this.sql.releaseWriter != null) {
-				if (jdbc.update(this.sql.releaseWriter, this.sql.releaseWriterParameters(lease)) > 0) {
+		return this.connections.retryingContention(() -> this.connections.onOwnConnection((jdbc) -> {
+			if (writer && this.sql.releaseWriter() != null) {
+				if (jdbc.update(this.sql.releaseWriter(), this.sql.releaseWriterParameters(lease.key(), lease.owner(), lease.token())) > 0) {
 					return true;
 				}
 				// the writer's row was gone (a multi-table delete then deletes nothing): its intent may not be
-				jdbc.update(this.sql.deleteIntent, lease.key(), lease.owner());
+				jdbc.update(this.sql.deleteIntent(), lease.key(), lease.owner());
 				return false;
 			}
-			boolean held = jdbc.update(this.sql.releaseHolder, lease.key(), lease.owner(), lease.token()) == 1;
+			boolean held = jdbc.update(this.sql.releaseHolder(), lease.key(), lease.owner(), lease.token()) == 1;
 			if (writer) {
-				jdbc.update(this.sql.deleteIntent, lease.key(), lease.owner());
+				jdbc.update(this.sql.deleteIntent(), lease.key(), lease.owner());
 			}
 			return held;
 		}));
@@ -249,11 +253,11 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 	public boolean handOver(Lease lease) {
 		// each statement runs once: a retry after the first committed must not read its row gone as lost
 		AtomicReference<@Nullable Boolean> held = new AtomicReference<>();
-		return this.leases.retryingContention(() -> this.leases.onOwnConnection((jdbc) -> {
+		return this.connections.retryingContention(() -> this.connections.onOwnConnection((jdbc) -> {
 			if (held.get() == null) {
-				held.set(jdbc.update(this.sql.releaseHolder, lease.key(), lease.owner(), lease.token()) == 1);
+				held.set(jdbc.update(this.sql.releaseHolder(), lease.key(), lease.owner(), lease.token()) == 1);
 			}
-			jdbc.update(this.sql.expireIntent, lease.key(), lease.owner());
+			jdbc.update(this.sql.expireIntent(), lease.key(), lease.owner());
 			return Objects.requireNonNull(held.get());
 		}));
 	}
@@ -262,15 +266,15 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 	public boolean cede(Lease lease, Duration wantedWithin) {
 		// each statement runs once: a retry after the cede committed must not read its row gone as not ceded
 		AtomicReference<@Nullable Boolean> ceded = new AtomicReference<>();
-		return this.leases.retryingContention(() -> this.leases.onOwnConnection((jdbc) -> {
+		return this.connections.retryingContention(() -> this.connections.onOwnConnection((jdbc) -> {
 			if (ceded.get() == null) {
-				ceded.set(jdbc.update(this.sql.cedeWriter, lease.key(), lease.owner(), -SqlDialect.micros(wantedWithin),
+				ceded.set(jdbc.update(this.sql.cedeWriter(), lease.key(), lease.owner(), -SqlDialect.micros(wantedWithin),
 						lease.key(), lease.owner(), lease.token()) == 1);
 			}
 			if (!Objects.requireNonNull(ceded.get())) {
 				return false;
 			}
-			jdbc.update(this.sql.deleteIntent, lease.key(), lease.owner());
+			jdbc.update(this.sql.deleteIntent(), lease.key(), lease.owner());
 			return true;
 		}));
 	}
@@ -278,16 +282,16 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 	@Override
 	public Optional<Instant> renew(Lease lease, Duration duration, boolean writer) {
 		long micros = SqlDialect.micros(duration);
-		return this.leases.retryingContention(() -> this.leases.onOwnConnection((jdbc) -> {
-			if (jdbc.update(this.sql.renewHolder, micros, lease.key(), lease.owner(), lease.token()) == 0) {
+		return this.connections.retryingContention(() -> this.connections.onOwnConnection((jdbc) -> {
+			if (jdbc.update(this.sql.renewHolder(), micros, lease.key(), lease.owner(), lease.token()) == 0) {
 				return Optional.<Instant>empty();
 			}
 			if (writer) {
 				// keeps new readers out without a check of the writer's row
-				jdbc.update(this.sql.renewIntent, micros, lease.key(), lease.owner());
+				jdbc.update(this.sql.renewIntent(), micros, lease.key(), lease.owner());
 			}
 			return jdbc
-				.query(this.sql.selectHolder, (rs, i) -> this.sql.readInstant(rs, "expires_at"), lease.key(),
+				.query(this.sql.selectHolder(), (rs, i) -> this.sql.readInstant(rs, "expires_at"), lease.key(),
 						lease.owner())
 				.stream()
 				.findFirst();
@@ -316,7 +320,7 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 		System.arraycopy(heldBy, 0, parameters, 1, heldBy.length);
 		List<Lease> writerLeases = leases.stream().filter((lease) -> writers.contains(lease.owner())).toList();
 		// not retried here: the watchdog tries again at its next sweep, each lease alone
-		Map<String, Instant> ends = this.leases.onOwnConnection((jdbc) -> {
+		Map<String, Instant> ends = this.connections.onOwnConnection((jdbc) -> {
 			Map<String, Instant> renewed = new HashMap<>();
 			RowCallbackHandler end = (rs) -> renewed.put(rs.getString("owner"), this.sql.readInstant(rs, "expires_at"));
 			if (this.sql.updateReturns()) {
@@ -351,8 +355,8 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 	 */
 	@Override
 	public @Nullable String unavailable() {
-		return this.leases
-			.onOwnConnection((jdbc) -> Optional.ofNullable(this.leases.dialect().multiPrimaryCluster(jdbc)))
+		return this.connections
+			.onOwnConnection((jdbc) -> Optional.ofNullable(this.connections.dialect().inspection().multiPrimaryCluster(jdbc)))
 			.map((cluster) -> cluster + ", where a reader and a writer on different nodes write different rows, "
 					+ "which the cluster does not certify against each other, and each may check before the other's "
 					+ "row arrived: both could hold the key")
@@ -361,14 +365,14 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 
 	@Override
 	public int deleteExpired(int limit) {
-		return this.leases.retryingContention(() -> this.leases.onOwnConnection(
-				(jdbc) -> jdbc.update(this.sql.deleteExpiredHolders, limit)
-						+ jdbc.update(this.sql.deleteExpiredIntents, limit)));
+		return this.connections.retryingContention(() -> this.connections.onOwnConnection(
+				(jdbc) -> jdbc.update(this.sql.deleteExpiredHolders(), limit)
+						+ jdbc.update(this.sql.deleteExpiredIntents(), limit)));
 	}
 
 	private void deleteQuietly(String key, String owner) {
 		try {
-			this.leases.onOwnConnection((jdbc) -> jdbc.update(this.sql.deleteHolder, key, owner));
+			this.connections.onOwnConnection((jdbc) -> jdbc.update(this.sql.deleteHolder(), key, owner));
 		}
 		catch (DataAccessException ex) {
 			logger.debug("Could not delete the row of a read attempt on '" + key + "'; it ends with its lease", ex);
@@ -380,7 +384,7 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 
 	@Override
 	public String toString() {
-		return "JdbcReadWriteLockRepository[" + this.leases.dialect() + "]";
+		return "JdbcReadWriteLockRepository[" + this.connections.dialect() + "]";
 	}
 
 }

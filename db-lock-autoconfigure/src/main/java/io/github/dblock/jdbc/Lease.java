@@ -9,6 +9,8 @@ import java.time.Instant;
  * @param owner the owner id given for this acquisition
  * @param token the fencing token, larger than every earlier token of the key
  * @param expiresAt the end of the lease, in the database's time
+ *
+ * @since 0.1.0
  */
 public record Lease(String key, String owner, long token, Instant expiresAt) {
 }

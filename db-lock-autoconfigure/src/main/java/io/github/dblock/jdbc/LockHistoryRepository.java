@@ -11,6 +11,8 @@ import org.jspecify.annotations.Nullable;
  * {@code <table>_history}), closed with how it ended, and the maintenance steps that close
  * the rows of holders that could not (a crashed JVM's, a recovered lock's) and delete old
  * rows.
+ *
+ * @since 0.1.0
  */
 public interface LockHistoryRepository {
 

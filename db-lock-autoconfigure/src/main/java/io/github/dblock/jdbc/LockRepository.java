@@ -9,6 +9,8 @@ import java.util.Optional;
 /**
  * Storage of exclusive leases. Every method runs on its own, outside any transaction of
  * the caller, and decides expiry with the database's clock.
+ *
+ * @since 0.1.0
  */
 public interface LockRepository {
 

@@ -11,6 +11,8 @@ import java.time.Instant;
  * @param acquiredAt when it was taken, in the database's time
  * @param expiresAt when its lease ends, in the database's time (it may have ended already:
  * the reaper deletes such rows)
+ *
+ * @since 0.1.0
  */
 public record LockRow(String key, String owner, long token, Instant acquiredAt, Instant expiresAt) {
 }

@@ -25,6 +25,8 @@ import org.jspecify.annotations.Nullable;
  * writers can give it up at the end of a local turn ({@link #cede}); a writer that passes
  * the key to the next writer of its JVM ends its intent but leaves the row, with its mark,
  * for that writer to claim ({@link #handOver}).
+ *
+ * @since 0.1.0
  */
 public interface ReadWriteLockRepository {
 

@@ -8,21 +8,17 @@ import org.jspecify.annotations.Nullable;
  * statements (a hand-on's extension or release, attempts of several statements each, a
  * waiter's clean-up); each is bounded by the statement timeout, but without this they
  * could add up past the bound a caller is promised: its wait plus the statement timeout.
- * While a deadline is open on the thread, {@link JdbcLockRepository} gives each statement
+ * While a deadline is open on the thread, {@link LockConnections} gives each statement
  * (and, from a Hikari pool, its wait for a connection) the statement timeout or what is
  * left until the deadline, whichever is less, and sends no acquisition attempt once the
  * deadline has passed. A release opens one of its own, of the statement timeout, unless
  * its thread has one that ends sooner.
  * <p>
- * Found while looking for why acquisitions on a Galera cluster with a member killed
- * overran their bound: the survivors stall every statement for about five seconds while
- * they notice the death, so that each statement of an acquisition can run into its own
- * statement timeout. (The overruns measured there were the driver's failover inside a
- * statement, which start-up now warns of; this closes the gap db-lock itself left.)
- * <p>
  * Opened by the engine around an acquisition; a thread's deadlines nest. On virtual
  * threads as on platform threads: it is a thread-local value, set and cleared on the
  * calling thread.
+ *
+ * @since 0.1.0
  */
 public final class StatementDeadline implements AutoCloseable {
 

@@ -9,6 +9,8 @@ import org.springframework.dao.DataAccessException;
  * the transaction held and everything it wrote are gone; statements sent on its connection
  * after this run in a new transaction. Never retried: nothing may be locked in what is
  * left of it.
+ *
+ * @since 0.1.0
  */
 public class TransactionRolledBackException extends DataAccessException {
 

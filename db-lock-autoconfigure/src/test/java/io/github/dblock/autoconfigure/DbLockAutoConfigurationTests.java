@@ -2,6 +2,7 @@ package io.github.dblock.autoconfigure;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -14,14 +15,17 @@ import io.github.dblock.support.DbLockTemplate;
 import io.github.dblock.LockHandle;
 import io.github.dblock.aop.DbLockAdvisor;
 import io.github.dblock.engine.LockEngine;
+import io.github.dblock.jdbc.ConnectionLockRepository;
+import io.github.dblock.jdbc.dialect.Database;
+import io.github.dblock.jdbc.dialect.H2Dialect;
 import io.github.dblock.maintenance.LockHistory;
 import io.github.dblock.maintenance.LockRecovery;
-import io.github.dblock.jdbc.H2Dialect;
 import io.github.dblock.jdbc.JdbcLockRepository;
+import io.github.dblock.jdbc.LockConnections;
 import io.github.dblock.jdbc.LockHistoryRepository;
 import io.github.dblock.jdbc.LockRepository;
-import io.github.dblock.jdbc.MySqlDialect;
-import io.github.dblock.jdbc.SqlDialect;
+import io.github.dblock.jdbc.dialect.MySqlDialect;
+import io.github.dblock.jdbc.dialect.SqlDialect;
 import io.github.dblock.testsupport.TestDatabase;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -44,6 +48,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.core.NestedExceptionUtils;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -101,6 +106,34 @@ class DbLockAutoConfigurationTests {
 	}
 
 	@Test
+	void aJdbcRepositoryOfTheApplicationsOwnServesTheConnectionModesAndTheLockLog() {
+		this.contextRunner.withUserConfiguration(UserJdbcRepository.class)
+			.withPropertyValues("db-lock.history.enabled=true", "db-lock.history.flush-interval=1h",
+					"db-lock.recovery.interval=1h", "db-lock.reaper.enabled=false")
+			.run((context) -> {
+				assertThat(context).hasNotFailed().hasSingleBean(LockRepository.class);
+				UserJdbcRepository user = context.getBean(UserJdbcRepository.class);
+				assertThat(context.getBean(LockRepository.class)).isSameAs(user.repository);
+				int before = user.connections.get();
+				context.getBean(ConnectionLockRepository.class).namedLocksUnavailable();
+				assertThat(user.connections.get()).isEqualTo(before + 1);
+				context.getBean(LockHistoryRepository.class).deleteOlderThan(java.time.Instant.EPOCH, 1);
+				assertThat(user.connections.get()).isEqualTo(before + 2);
+				context.getBean(DbLockTemplate.class).acquire("user:1", null, null).close();
+				assertThat(user.connections.get()).isGreaterThan(before + 2);
+			});
+	}
+
+	@Test
+	void theRepositoriesShareOneOwnerOfTheLockConnections() {
+		this.contextRunner.withPropertyValues("db-lock.history.enabled=true").run((context) -> {
+			assertThat(context).hasSingleBean(LockConnections.class);
+			assertThat(context.getBean(JdbcLockRepository.class).connections())
+				.isSameAs(context.getBean(LockConnections.class));
+		});
+	}
+
+	@Test
 	void isDisabledByProperty() {
 		this.contextRunner.withPropertyValues("db-lock.enabled=false")
 			.run((context) -> assertThat(context).doesNotHaveBean(DbLockTemplate.class)
@@ -131,7 +164,7 @@ class DbLockAutoConfigurationTests {
 				DbLockProperties properties = context.getBean(DbLockProperties.class);
 				assertThat(properties.getDefaultWait()).isEqualTo(Duration.ofMillis(250));
 				assertThat(properties.getDefaultLease()).isEqualTo(Duration.ofMinutes(1));
-				assertThat(properties.getDialect()).isEqualTo(DbLockProperties.Dialect.H2);
+				assertThat(properties.getDialect()).isEqualTo(Database.H2);
 				assertThat(properties.getBackoff().getInitial()).isEqualTo(Duration.ofMillis(1));
 				assertThat(properties.getBackoff().getMax()).isEqualTo(Duration.ofMillis(20));
 				assertThat(context.getBean("dbLockAdvisor", DbLockAdvisor.class).getOrder()).isEqualTo(42);
@@ -560,6 +593,30 @@ class DbLockAutoConfigurationTests {
 		@Bean
 		DbLockTemplate userTemplate() {
 			return this.template;
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserJdbcRepository {
+
+		final AtomicInteger connections = new AtomicInteger();
+
+		@org.jspecify.annotations.Nullable JdbcLockRepository repository;
+
+		@Bean
+		JdbcLockRepository userLockRepository(DataSource dataSource, SqlDialect dialect) {
+			DataSource counting = new DelegatingDataSource(dataSource) {
+
+				@Override
+				public java.sql.Connection getConnection() throws java.sql.SQLException {
+					UserJdbcRepository.this.connections.incrementAndGet();
+					return super.getConnection();
+				}
+
+			};
+			this.repository = new JdbcLockRepository(counting, dialect, Duration.ofSeconds(3));
+			return this.repository;
 		}
 
 	}

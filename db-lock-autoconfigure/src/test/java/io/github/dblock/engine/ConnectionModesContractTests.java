@@ -91,7 +91,7 @@ abstract class ConnectionModesContractTests {
 	}
 
 	private LockEngine engine() {
-		return new LockEngine(this.leases, new JdbcConnectionLockRepository(this.leases, this.dataSource),
+		return new LockEngine(this.leases, new JdbcConnectionLockRepository(this.leases.connections(), this.dataSource),
 				LockEngineSettings.of(BACKOFF));
 	}
 

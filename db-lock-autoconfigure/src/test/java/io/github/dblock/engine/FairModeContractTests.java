@@ -30,7 +30,7 @@ import io.github.dblock.LockHandle;
 import io.github.dblock.LockReleaseException;
 import io.github.dblock.jdbc.FairLockRepository;
 import io.github.dblock.jdbc.JdbcLockRepository;
-import io.github.dblock.jdbc.SqlDialect;
+import io.github.dblock.jdbc.dialect.SqlDialect;
 import io.github.dblock.testsupport.Concurrently;
 import io.github.dblock.testsupport.TestDatabase;
 import org.jspecify.annotations.Nullable;

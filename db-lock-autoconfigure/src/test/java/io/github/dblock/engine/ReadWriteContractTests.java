@@ -31,7 +31,7 @@ import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.jdbc.Lease;
 import io.github.dblock.jdbc.ReadWriteLockRepository;
 import io.github.dblock.jdbc.ReadWriteLockRepository.WriteAttempt;
-import io.github.dblock.jdbc.SqlDialect;
+import io.github.dblock.jdbc.dialect.SqlDialect;
 import io.github.dblock.testsupport.Concurrently;
 import io.github.dblock.testsupport.TestDatabase;
 import org.jspecify.annotations.Nullable;

@@ -16,6 +16,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.github.dblock.jdbc.dialect.PostgreSqlDialect;
+import io.github.dblock.jdbc.dialect.SqlDialect;
 import io.github.dblock.testsupport.DatabaseClock;
 import io.github.dblock.testsupport.Concurrently;
 import io.github.dblock.testsupport.TestDatabase;
@@ -486,8 +488,8 @@ abstract class LockRepositoryContractTests {
 	void aWriterWhoseInsertWaitedForTheKeySeesAReaderRowCommittedMeanwhile() throws Exception {
 		assumeThat(database()).isEqualTo(TestDatabase.POSTGRESQL);
 		String key = "rw-snapshot";
-		ReadWriteLockRepository readWrite = new JdbcReadWriteLockRepository(this.repository);
-		Object[] lock = ((PostgreSqlDialect) this.dialect).tokenLock(TestDatabase.TABLE + "_rw", key);
+		ReadWriteLockRepository readWrite = new JdbcReadWriteLockRepository(this.repository.connections());
+		Object[] lock = ((PostgreSqlDialect) this.dialect).tokenOrderLock(TestDatabase.TABLE + "_rw", key);
 		ExecutorService threads = Executors.newSingleThreadExecutor();
 		Optional<Lease> writer;
 		try (java.sql.Connection holding = this.dataSource.getConnection()) {
@@ -527,7 +529,7 @@ abstract class LockRepositoryContractTests {
 		// InnoDB draws AUTO_INCREMENT after the BEFORE triggers: no trigger stalls it between its draw and its insert
 		assumeThat(database()).isNotIn(TestDatabase.MARIADB, TestDatabase.MYSQL);
 		String key = "stalled-rw-draw";
-		ReadWriteLockRepository readWrite = new JdbcReadWriteLockRepository(this.repository);
+		ReadWriteLockRepository readWrite = new JdbcReadWriteLockRepository(this.repository.connections());
 		List<Lease> holds = Collections.synchronizedList(new ArrayList<>());
 		ExecutorService threads = Executors.newFixedThreadPool(2);
 		try (InsertStall stall = stallMarkedInserts(TestDatabase.TABLE + "_rw")) {

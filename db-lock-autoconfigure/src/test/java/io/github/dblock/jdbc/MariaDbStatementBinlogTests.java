@@ -3,6 +3,7 @@ package io.github.dblock.jdbc;
 import java.time.Duration;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.github.dblock.jdbc.dialect.SqlDialects;
 import io.github.dblock.autoconfigure.DbLockSchemaMigration;
 import io.github.dblock.testsupport.OwnMariaDb;
 import org.junit.jupiter.api.Test;
@@ -28,7 +29,7 @@ class MariaDbStatementBinlogTests {
 			JdbcLockRepository repository = new JdbcLockRepository(dataSource, SqlDialects.detect(dataSource, "db_lock"));
 			new DbLockSchemaMigration(dataSource, repository.dialect()).afterPropertiesSet();
 			assertThat(repository.tryAcquire("stuck", "stuck-owner", Duration.ofMinutes(5))).isPresent();
-			int deleted = repository.inOwnTransaction((jdbc) -> {
+			int deleted = repository.connections().inOwnTransaction((jdbc) -> {
 				jdbc.queryForList("SELECT lock_key FROM db_lock WHERE lock_key = 'stuck' FOR UPDATE", String.class);
 				return jdbc.update("DELETE FROM db_lock WHERE lock_key = 'stuck'");
 			});

@@ -88,7 +88,7 @@ abstract class LockHistoryContractTests {
 		this.dataSource = database().dataSource(16);
 		this.jdbc = new JdbcTemplate(this.dataSource);
 		this.leases = new JdbcLockRepository(this.dataSource, database().dialect(this.dataSource));
-		this.historyRepository = new JdbcLockHistoryRepository(this.leases);
+		this.historyRepository = new JdbcLockHistoryRepository(this.leases.connections());
 	}
 
 	@AfterAll
@@ -119,7 +119,7 @@ abstract class LockHistoryContractTests {
 	}
 
 	private LockEngine engine() {
-		return new LockEngine(this.leases, new JdbcConnectionLockRepository(this.leases, this.dataSource),
+		return new LockEngine(this.leases, new JdbcConnectionLockRepository(this.leases.connections(), this.dataSource),
 				LockEngineSettings.of(BACKOFF));
 	}
 
@@ -284,7 +284,7 @@ abstract class LockHistoryContractTests {
 		Duration maxHold = Duration.ofSeconds(1);
 		Duration lease = Duration.ofSeconds(2);
 		// renewed every 200 ms: a hand-on's new start reaches the database at most that (and a tick) later
-		LockEngine hot = new LockEngine(this.leases, new JdbcConnectionLockRepository(this.leases, this.dataSource),
+		LockEngine hot = new LockEngine(this.leases, new JdbcConnectionLockRepository(this.leases.connections(), this.dataSource),
 				LockEngineSettings.of(BACKOFF).withRenewInterval(Duration.ofMillis(200)));
 		Map<String, AtomicInteger> lost = new ConcurrentHashMap<>();
 		hot.addListener(new LockListener() {

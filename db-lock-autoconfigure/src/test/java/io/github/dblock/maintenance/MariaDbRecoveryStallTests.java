@@ -56,7 +56,7 @@ class MariaDbRecoveryStallTests {
 		this.jdbc = new JdbcTemplate(this.dataSource);
 		this.leases = new JdbcLockRepository(this.dataSource, TestDatabase.MARIADB.dialect(this.dataSource));
 		this.otherLeases = new JdbcLockRepository(this.otherNode, TestDatabase.MARIADB.dialect(this.otherNode));
-		this.engine = new LockEngine(this.leases, new JdbcConnectionLockRepository(this.leases, this.dataSource),
+		this.engine = new LockEngine(this.leases, new JdbcConnectionLockRepository(this.leases.connections(), this.dataSource),
 				LockEngineSettings.of(new Backoff(Duration.ofMillis(2), Duration.ofMillis(50))));
 		this.jdbc.update("DELETE FROM " + TABLE + "_history");
 		this.jdbc.update("INSERT INTO " + TABLE + " (lock_key, owner, acquired_at, expires_at) SELECT "
@@ -111,7 +111,7 @@ class MariaDbRecoveryStallTests {
 
 	@Test
 	void anotherNodesAcquisitionsDoNotWaitForTheRecoveryJob() throws Exception {
-		LockRecovery recovery = new LockRecovery(this.engine, new JdbcLockHistoryRepository(this.leases),
+		LockRecovery recovery = new LockRecovery(this.engine, new JdbcLockHistoryRepository(this.leases.connections()),
 				Duration.ofMinutes(10), null, Duration.ofMinutes(1));
 		// measured: the job as it is, on 10^5 rows
 		stuckHold("stuck-1");

@@ -30,7 +30,7 @@ import io.github.dblock.engine.LockEngine;
 import io.github.dblock.engine.LockEngineSettings;
 import io.github.dblock.jdbc.JdbcConnectionLockRepository;
 import io.github.dblock.jdbc.JdbcLockRepository;
-import io.github.dblock.jdbc.SqlDialects;
+import io.github.dblock.jdbc.dialect.SqlDialects;
 import io.github.dblock.testsupport.TestDatabase;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -193,7 +193,7 @@ abstract class ConnectionModesProcessesContractTests {
 							? new DbLockConnectionPool(dataSource, 2, SMALL_POOL_CONNECTION_TIMEOUT) : null) {
 				JdbcLockRepository leases = new JdbcLockRepository((own != null) ? own.dataSource() : dataSource,
 						SqlDialects.detect(dataSource, TestDatabase.TABLE));
-				try (LockEngine engine = new LockEngine(leases, new JdbcConnectionLockRepository(leases, dataSource),
+				try (LockEngine engine = new LockEngine(leases, new JdbcConnectionLockRepository(leases.connections(), dataSource),
 						LockEngineSettings.of(new Backoff(Duration.ofMillis(5), Duration.ofMillis(100))))) {
 					DbLockTemplate template = new DbLockTemplate(engine, "", SMALL_POOL_WAIT, Duration.ofSeconds(30));
 					JdbcTemplate jdbc = new JdbcTemplate(dataSource);

@@ -9,7 +9,7 @@ import java.util.Map;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.autoconfigure.DbLockSchemaMigration;
-import io.github.dblock.jdbc.SqlDialects;
+import io.github.dblock.jdbc.dialect.SqlDialects;
 import io.github.dblock.testsupport.OwnServer;
 import io.github.dblock.testsupport.TestDatabase;
 import org.junit.jupiter.api.Test;

@@ -21,7 +21,7 @@ import io.github.dblock.engine.Backoff;
 import io.github.dblock.engine.LockEngine;
 import io.github.dblock.engine.LockEngineSettings;
 import io.github.dblock.jdbc.JdbcLockRepository;
-import io.github.dblock.jdbc.SqlDialects;
+import io.github.dblock.jdbc.dialect.SqlDialects;
 import io.github.dblock.testsupport.Concurrently;
 import io.github.dblock.testsupport.TestDatabase;
 

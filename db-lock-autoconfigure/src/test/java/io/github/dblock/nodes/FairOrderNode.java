@@ -10,8 +10,8 @@ import io.github.dblock.DbLockMode;
 import io.github.dblock.LockHandle;
 import io.github.dblock.engine.LockEngine;
 import io.github.dblock.LockRequest;
-import io.github.dblock.jdbc.SqlDialect;
-import io.github.dblock.jdbc.SqlDialects;
+import io.github.dblock.jdbc.dialect.SqlDialect;
+import io.github.dblock.jdbc.dialect.SqlDialects;
 import io.github.dblock.testsupport.Concurrently;
 import io.github.dblock.testsupport.TestDatabase;
 

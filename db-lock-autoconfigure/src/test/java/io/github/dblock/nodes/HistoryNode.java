@@ -10,7 +10,7 @@ import io.github.dblock.engine.LockEngine;
 import io.github.dblock.maintenance.LockHistory;
 import io.github.dblock.jdbc.JdbcLockHistoryRepository;
 import io.github.dblock.jdbc.JdbcLockRepository;
-import io.github.dblock.jdbc.SqlDialects;
+import io.github.dblock.jdbc.dialect.SqlDialects;
 import io.github.dblock.testsupport.TestDatabase;
 
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -42,7 +42,7 @@ public final class HistoryNode {
 		HikariDataSource dataSource = NodeSupport.dataSource(args[0], args[1], args[2], 4);
 		LockEngine engine = ModeNodes.engine(dataSource);
 		LockHistory history = new LockHistory(new JdbcLockHistoryRepository(
-				new JdbcLockRepository(dataSource, SqlDialects.detect(dataSource, TestDatabase.TABLE))),
+				new JdbcLockRepository(dataSource, SqlDialects.detect(dataSource, TestDatabase.TABLE)).connections()),
 				Duration.ofMillis(50), engine.scheduler());
 		engine.addListener(history);
 		history.start();

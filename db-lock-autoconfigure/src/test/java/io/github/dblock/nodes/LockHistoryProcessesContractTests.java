@@ -49,7 +49,7 @@ abstract class LockHistoryProcessesContractTests {
 			JdbcLockRepository leases = new JdbcLockRepository(dataSource, database().dialect(dataSource));
 			LockEngine engine = new LockEngine(leases,
 					LockEngineSettings.of(new Backoff(Duration.ofMillis(5), Duration.ofMillis(100))));
-			JdbcLockHistoryRepository history = new JdbcLockHistoryRepository(leases);
+			JdbcLockHistoryRepository history = new JdbcLockHistoryRepository(leases.connections());
 			LockRecovery expiry = new LockRecovery(engine, history, null, Duration.ofDays(7), Duration.ofMinutes(1));
 			LockRecovery overlong = new LockRecovery(engine, history, Duration.ofSeconds(1), Duration.ofDays(7), Duration.ofMinutes(1));
 			try {

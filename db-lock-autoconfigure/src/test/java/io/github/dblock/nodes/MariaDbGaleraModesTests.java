@@ -17,7 +17,7 @@ import io.github.dblock.engine.LockEngineSettings;
 import io.github.dblock.LockRequest;
 import io.github.dblock.jdbc.JdbcConnectionLockRepository;
 import io.github.dblock.jdbc.JdbcLockRepository;
-import io.github.dblock.jdbc.SqlDialects;
+import io.github.dblock.jdbc.dialect.SqlDialects;
 import io.github.dblock.testsupport.OwnMariaDb;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -70,7 +70,7 @@ class MariaDbGaleraModesTests {
 		try (HikariDataSource dataSource = NodeSupport.dataSource(this.server.url(), "root", "", 4)) {
 			JdbcLockRepository leases = new JdbcLockRepository(dataSource, SqlDialects.detect(dataSource, "db_lock"));
 			new DbLockSchemaMigration(dataSource, leases.dialect()).afterPropertiesSet();
-			try (LockEngine engine = new LockEngine(leases, new JdbcConnectionLockRepository(leases, dataSource),
+			try (LockEngine engine = new LockEngine(leases, new JdbcConnectionLockRepository(leases.connections(), dataSource),
 					LockEngineSettings.of(new Backoff(Duration.ofMillis(2), Duration.ofMillis(50))))) {
 				assertThat(engine.namedLocksUnavailable()).hasValueSatisfying(
 						(reason) -> assertThat(reason).contains("Galera cluster (wsrep_on=ON)", "GET_LOCK"));

@@ -4,7 +4,7 @@ import java.nio.file.Path;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.autoconfigure.DbLockSchemaMigration;
-import io.github.dblock.jdbc.SqlDialects;
+import io.github.dblock.jdbc.dialect.SqlDialects;
 import io.github.dblock.testsupport.GaleraCluster;
 import io.github.dblock.testsupport.TestDatabase;
 import org.junit.jupiter.api.Test;

@@ -18,7 +18,7 @@ import io.github.dblock.engine.LockEngineSettings;
 import io.github.dblock.LockRequest;
 import io.github.dblock.jdbc.JdbcConnectionLockRepository;
 import io.github.dblock.jdbc.JdbcLockRepository;
-import io.github.dblock.jdbc.SqlDialects;
+import io.github.dblock.jdbc.dialect.SqlDialects;
 import io.github.dblock.testsupport.OwnMariaDb;
 import io.github.dblock.testsupport.TestDatabase;
 import org.junit.jupiter.api.Test;
@@ -119,7 +119,7 @@ class MariaDbRollbackOnTimeoutTests {
 			jdbc.execute("CREATE TABLE db_lock_test_writes (id INT PRIMARY KEY, written INT)");
 			jdbc.update("INSERT INTO db_lock_test_writes VALUES (1, 0)");
 			JdbcLockRepository leases = new JdbcLockRepository(dataSource, SqlDialects.detect(dataSource, TestDatabase.TABLE));
-			LockEngine engine = new LockEngine(leases, new JdbcConnectionLockRepository(leases, dataSource),
+			LockEngine engine = new LockEngine(leases, new JdbcConnectionLockRepository(leases.connections(), dataSource),
 					LockEngineSettings.of(new io.github.dblock.engine.Backoff(Duration.ofMillis(2), Duration.ofMillis(50))));
 			TransactionTemplate transactions = new TransactionTemplate(new JdbcTransactionManager(dataSource));
 			CountDownLatch held = new CountDownLatch(1);

@@ -9,7 +9,7 @@ import io.github.dblock.engine.LockEngine;
 import io.github.dblock.engine.LockEngineSettings;
 import io.github.dblock.jdbc.JdbcConnectionLockRepository;
 import io.github.dblock.jdbc.JdbcLockRepository;
-import io.github.dblock.jdbc.SqlDialects;
+import io.github.dblock.jdbc.dialect.SqlDialects;
 import io.github.dblock.testsupport.TestDatabase;
 
 /**
@@ -35,7 +35,7 @@ final class ModeNodes {
 	static LockEngine engine(DataSource dataSource) {
 		JdbcLockRepository leases = new JdbcLockRepository(dataSource,
 				SqlDialects.detect(dataSource, TestDatabase.TABLE));
-		return new LockEngine(leases, new JdbcConnectionLockRepository(leases, dataSource),
+		return new LockEngine(leases, new JdbcConnectionLockRepository(leases.connections(), dataSource),
 				LockEngineSettings.of(new Backoff(Duration.ofMillis(5), Duration.ofMillis(100))));
 	}
 

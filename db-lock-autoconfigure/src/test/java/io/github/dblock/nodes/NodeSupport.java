@@ -23,8 +23,8 @@ import io.github.dblock.engine.LockEngine;
 import io.github.dblock.engine.LockEngineSettings;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.jdbc.LockRepository;
-import io.github.dblock.jdbc.SqlDialect;
-import io.github.dblock.jdbc.SqlDialects;
+import io.github.dblock.jdbc.dialect.SqlDialect;
+import io.github.dblock.jdbc.dialect.SqlDialects;
 import io.github.dblock.testsupport.TestDatabase;
 
 import org.springframework.jdbc.core.JdbcTemplate;

@@ -10,8 +10,8 @@ import io.github.dblock.support.DbLockTemplate;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
 import io.github.dblock.engine.LockEngine;
-import io.github.dblock.jdbc.SqlDialect;
-import io.github.dblock.jdbc.SqlDialects;
+import io.github.dblock.jdbc.dialect.SqlDialect;
+import io.github.dblock.jdbc.dialect.SqlDialects;
 import io.github.dblock.testsupport.DatabaseClock;
 import io.github.dblock.testsupport.TestDatabase;
 

@@ -5,7 +5,7 @@ import java.time.LocalDateTime;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 
-import io.github.dblock.jdbc.SqlDialect;
+import io.github.dblock.jdbc.dialect.SqlDialect;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 

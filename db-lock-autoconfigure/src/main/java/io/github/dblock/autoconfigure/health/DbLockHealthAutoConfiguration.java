@@ -4,7 +4,7 @@ import io.github.dblock.autoconfigure.DbLockAutoConfiguration;
 import io.github.dblock.actuate.DbLockHealthIndicator;
 import io.github.dblock.engine.LockEngine;
 import io.github.dblock.jdbc.LockRepository;
-import io.github.dblock.jdbc.SqlDialect;
+import io.github.dblock.jdbc.dialect.SqlDialect;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;

@@ -13,8 +13,8 @@ import io.github.dblock.engine.LockEngine;
 import io.github.dblock.engine.LockEngineSettings;
 import io.github.dblock.jdbc.JdbcConnectionLockRepository;
 import io.github.dblock.jdbc.JdbcLockRepository;
-import io.github.dblock.jdbc.SqlDialect;
-import io.github.dblock.jdbc.SqlDialects;
+import io.github.dblock.jdbc.dialect.SqlDialect;
+import io.github.dblock.jdbc.dialect.SqlDialects;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -78,7 +78,7 @@ final class DbLockModeContender implements LockContender {
 					+ "lock_key < ?", "r" + Long.toString(System.currentTimeMillis() - 3_600_000, 36));
 		}
 		JdbcLockRepository leases = new JdbcLockRepository(dataSource, dialect);
-		this.engine = new LockEngine(leases, new JdbcConnectionLockRepository(leases, dataSource),
+		this.engine = new LockEngine(leases, new JdbcConnectionLockRepository(leases.connections(), dataSource),
 				LockEngineSettings.of(LockTimes.BACKOFF));
 		this.template = new DbLockTemplate(this.engine, "", LockTimes.WAIT, LockTimes.LEASE);
 		this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));

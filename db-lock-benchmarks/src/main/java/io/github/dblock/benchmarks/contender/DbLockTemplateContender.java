@@ -8,8 +8,8 @@ import io.github.dblock.LockHandle;
 import io.github.dblock.autoconfigure.DbLockSchemaMigration;
 import io.github.dblock.engine.LockEngine;
 import io.github.dblock.jdbc.JdbcLockRepository;
-import io.github.dblock.jdbc.SqlDialect;
-import io.github.dblock.jdbc.SqlDialects;
+import io.github.dblock.jdbc.dialect.SqlDialect;
+import io.github.dblock.jdbc.dialect.SqlDialects;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.JdbcTemplate;

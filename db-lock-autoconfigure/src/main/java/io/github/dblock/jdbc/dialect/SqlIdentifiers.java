@@ -1,9 +1,11 @@
-package io.github.dblock.jdbc;
+package io.github.dblock.jdbc.dialect;
 
 import java.util.regex.Pattern;
 
 /**
  * Validation of the names that reach SQL text rather than bind parameters.
+ *
+ * @since 0.1.0
  */
 public final class SqlIdentifiers {
 

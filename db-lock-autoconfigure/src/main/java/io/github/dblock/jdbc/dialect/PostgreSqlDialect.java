@@ -1,4 +1,4 @@
-package io.github.dblock.jdbc;
+package io.github.dblock.jdbc.dialect;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -6,13 +6,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.HashMap;
-import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
-
-import org.jspecify.annotations.Nullable;
+import java.util.Set;
 
 import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcOperations;
@@ -30,14 +25,24 @@ import org.springframework.jdbc.core.JdbcOperations;
  * PostgreSQL evaluates before the {@code ON CONFLICT} arbiter decides who has the key; so
  * that tokens still increase in the order the key is held, the statement's {@code WHERE}
  * takes a transaction-scoped advisory lock on the key
- * ({@code pg_advisory_xact_lock(int, int)}, with the {@linkplain #tokenLock(String, String)
+ * ({@code pg_advisory_xact_lock(int, int)}, with the {@linkplain #tokenOrderLock(String, String)
  * lock table's class and the key's 32-bit id}) before its {@code SELECT}
  * list is computed (a row's output expressions are computed after its {@code WHERE}), and
  * holds it until it commits. Every draw for a key thus happens while no other statement that
  * drew for the key is uncommitted: a later holder drew later. The lock is of the two-integer
  * kind, which never meets the named mode's one-{@code bigint} locks.
+ *
+ * @since 0.1.0
  */
 public class PostgreSqlDialect extends SqlDialect {
+
+	/** lock_not_available. */
+	private static final String LOCK_NOT_AVAILABLE = "55P03";
+
+	/** Spring maps every error of a lock row: serialization failure, deadlock, lock not available. */
+	private static final SqlErrors ERRORS = new SqlErrors(Set.of());
+
+	private static final ServerInspection INSPECTION = new PostgreSqlInspection();
 
 	private final String acquireSql;
 
@@ -48,7 +53,7 @@ public class PostgreSqlDialect extends SqlDialect {
 	 * @param table the lock table
 	 */
 	public PostgreSqlDialect(String table) {
-		super("postgresql", table);
+		super(Database.POSTGRESQL, table);
 		this.tokenLockClass = tableClass(table());
 		this.acquireSql = compact("""
 				INSERT INTO %1$s AS l (lock_key, owner, token, acquired_at, expires_at)
@@ -62,6 +67,16 @@ public class PostgreSqlDialect extends SqlDialect {
 				  wanted_at = CASE WHEN %4$s THEN NULL ELSE EXCLUDED.acquired_at END
 				RETURNING owner, token, expires_at""".formatted(table(), statementTime(), plusMicros(statementTime()),
 				"l.expires_at <= EXCLUDED.acquired_at"));
+	}
+
+	@Override
+	public ServerInspection inspection() {
+		return INSPECTION;
+	}
+
+	@Override
+	public SqlErrors errors() {
+		return ERRORS;
 	}
 
 	@Override
@@ -80,20 +95,17 @@ public class PostgreSqlDialect extends SqlDialect {
 	}
 
 	@Override
-	protected String plusMicros(String time) {
+	public String plusMicros(String time) {
 		return time + " + ? * INTERVAL '1 microsecond'";
 	}
 
 	/**
 	 * Skips rows a renewal has locked; the outer condition checks expiry once more. The
 	 * clock is read once for the subquery ({@code (SELECT clock_timestamp())}, an InitPlan),
-	 * so that the expiry index applies (compared with the volatile {@code clock_timestamp()}
-	 * itself, every row was scanned: 6 ms with 10^5 live rows, 63 ms with 10^6, on every
-	 * reaper run of every node); the rows found are deleted by their {@code ctid}: a 1,000-row
-	 * batch among 10^5 live rows took 1.0 ms instead of 13 ms.
+	 * so that the expiry index applies; the rows found are deleted by their {@code ctid}.
 	 */
 	@Override
-	protected String deleteExpiredSql(String table) {
+	public String deleteExpiredSql(String table) {
 		return ("DELETE FROM %1$s WHERE ctid = ANY(ARRAY(SELECT ctid FROM %1$s WHERE expires_at <= (SELECT %2$s) "
 				+ "ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)) AND expires_at <= %2$s").formatted(table, now());
 	}
@@ -108,16 +120,28 @@ public class PostgreSqlDialect extends SqlDialect {
 	 * and key id.
 	 */
 	@Override
-	public Optional<Lease> tryAcquire(JdbcOperations jdbc, String key, String owner, Duration lease) {
+	public Optional<AcquiredRow> tryAcquire(JdbcOperations jdbc, String key, String owner, Duration lease) {
 		Object[] parameters = { key, owner, micros(lease), null, null };
-		System.arraycopy(tokenLock(table(), key), 0, parameters, 3, 2);
+		System.arraycopy(tokenOrderLock(table(), key), 0, parameters, 3, 2);
 		return jdbc
 			.query(acquireSql(),
-					(rs, i) -> new Lease(key, rs.getString("owner"), rs.getLong("token"), readInstant(rs, "expires_at")),
+					(rs, i) -> new OwnedRow(rs.getString("owner"), rs.getLong("token"), readInstant(rs, "expires_at")),
 					parameters)
 			.stream()
 			.filter((row) -> row.owner().equals(owner))
-			.findFirst();
+			.findFirst()
+			.map(OwnedRow::acquired);
+	}
+
+	/** The transaction-scoped advisory lock of {@link #tokenOrderLock(String, String)}. */
+	@Override
+	public String tokenOrderCondition() {
+		return "pg_advisory_xact_lock(?, ?) IS NOT NULL AND ";
+	}
+
+	@Override
+	public String tokenOrderLockSql() {
+		return "SELECT pg_advisory_xact_lock(?, ?)";
 	}
 
 	/**
@@ -131,7 +155,8 @@ public class PostgreSqlDialect extends SqlDialect {
 	 * @param key the stored key
 	 * @return the class and the key's id
 	 */
-	Object[] tokenLock(String table, String key) {
+	@Override
+	public Object[] tokenOrderLock(String table, String key) {
 		int tableClass = (table.equals(table())) ? this.tokenLockClass : tableClass(table);
 		return new Object[] { tableClass, (int) (lockId(key) >>> 32) };
 	}
@@ -140,20 +165,45 @@ public class PostgreSqlDialect extends SqlDialect {
 		return java.nio.ByteBuffer.wrap(sha256(table)).getInt();
 	}
 
-	/** One statement: the {@code UPDATE} returns the new ends. */
 	@Override
-	protected Map<String, Instant> renewRows(JdbcOperations jdbc, String renewSql, Object[] parameters,
-			Object[] heldBy, int count) {
-		Map<String, Instant> ends = new HashMap<>();
-		jdbc.query(renewSql + " RETURNING owner, expires_at", (rs) -> {
-			ends.put(rs.getString("owner"), readInstant(rs, "expires_at"));
-		}, parameters);
-		return ends;
+	public boolean updateReturnsRows() {
+		return true;
 	}
 
 	@Override
-	protected String insertKeyRowSql() {
-		return "INSERT INTO " + keyTable() + " (lock_key) VALUES (?) ON CONFLICT (lock_key) DO NOTHING";
+	public String insertReturning(String insert, String columns) {
+		return insert + " RETURNING " + columns;
+	}
+
+	/** {@code ON CONFLICT (lock_key) DO NOTHING}. */
+	@Override
+	public String insertUnlessKeyExists(String table, String columns, String values) {
+		return "INSERT INTO " + table + " (" + columns + ") VALUES (" + values + ") ON CONFLICT (lock_key) DO NOTHING";
+	}
+
+	/** A data-modifying {@code WITH}: key, owner, key, owner, token. */
+	@Override
+	public String releaseWriterSql(String holders, String intents) {
+		return "WITH i AS (DELETE FROM " + intents + " WHERE lock_key = ? AND owner = ?) DELETE FROM " + holders
+				+ " WHERE lock_key = ? AND owner = ? AND token = ?";
+	}
+
+	@Override
+	public Object[] releaseWriterParameters(String key, String owner, long token) {
+		return new Object[] { key, owner, key, owner, token };
+	}
+
+	/**
+	 * A subquery with {@code FOR UPDATE} is not flattened: {@code nextval} runs once the
+	 * key's row is locked.
+	 */
+	@Override
+	public String fairEnqueueSql(String queue, String keys, String lease) {
+		return compact("""
+				INSERT INTO %1$s (ticket, lock_key, owner, expires_at)
+				SELECT nextval('%2$s_token_seq'), k.lock_key, ?, %3$s
+				FROM (SELECT lock_key FROM %4$s WHERE lock_key = ? FOR UPDATE) k RETURNING ticket""")
+			.formatted(queue, table(), lease, keys);
 	}
 
 	/**
@@ -175,7 +225,7 @@ public class PostgreSqlDialect extends SqlDialect {
 	@Override
 	public boolean lockKeyRow(JdbcOperations jdbc, String key, long waitMillis) {
 		if (waitMillis <= 0) {
-			return lockKeyRowWith(jdbc, selectKeyRowSql() + " FOR UPDATE SKIP LOCKED", key);
+			return !jdbc.queryForList(selectKeyRowSql() + " FOR UPDATE SKIP LOCKED", Integer.class, key).isEmpty();
 		}
 		return Boolean.TRUE.equals(jdbc.execute((ConnectionCallback<Boolean>) (con) -> {
 			Savepoint savepoint = con.setSavepoint();
@@ -213,16 +263,6 @@ public class PostgreSqlDialect extends SqlDialect {
 				return rs.getString(1);
 			}
 		}
-	}
-
-	@Override
-	protected boolean isLockWaitTimeout(Throwable failure) {
-		return hasSqlState(failure, LOCK_NOT_AVAILABLE);
-	}
-
-	@Override
-	public @Nullable String namedLocksUnavailable(JdbcOperations jdbc) {
-		return null;
 	}
 
 	/**
@@ -272,35 +312,6 @@ public class PostgreSqlDialect extends SqlDialect {
 	 */
 	long lockId(String key) {
 		return java.nio.ByteBuffer.wrap(sha256(table() + ":" + key)).getLong();
-	}
-
-	/** lock_not_available. */
-	private static final String LOCK_NOT_AVAILABLE = "55P03";
-
-
-	/** serialization_failure, deadlock_detected and lock_not_available. */
-	@Override
-	protected boolean isContention(int errorCode, @Nullable String sqlState) {
-		return "40001".equals(sqlState) || "40P01".equals(sqlState) || "55P03".equals(sqlState);
-	}
-
-	@Override
-	public @Nullable String readOnly(JdbcOperations jdbc) {
-		return Boolean.TRUE.equals(jdbc.queryForObject("SELECT pg_is_in_recovery()", Boolean.class))
-				? "the server is a standby in recovery (pg_is_in_recovery() is true)" : null;
-	}
-
-	@Override
-	public @Nullable String failoverWarning(JdbcOperations jdbc) {
-		Integer standbys = jdbc.queryForObject("SELECT COUNT(*) FROM pg_stat_replication", Integer.class);
-		String synchronous = jdbc.queryForObject("SELECT current_setting('synchronous_standby_names')", String.class);
-		if (standbys == null || standbys == 0 || (synchronous != null && !synchronous.isBlank())) {
-			return null;
-		}
-		return "PostgreSQL streams to " + standbys + " standby(s) asynchronously (synchronous_standby_names is empty): "
-				+ "a failover to one may lose the last acquisitions, committed here and not yet there, and a new "
-				+ "holder there may be given a key still held, with a smaller fencing token. Set "
-				+ "synchronous_standby_names (and synchronous_commit=on, the default) for locks that survive a failover";
 	}
 
 }

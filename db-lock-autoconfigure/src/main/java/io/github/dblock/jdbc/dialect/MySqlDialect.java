@@ -1,4 +1,4 @@
-package io.github.dblock.jdbc;
+package io.github.dblock.jdbc.dialect;
 
 import org.jspecify.annotations.Nullable;
 
@@ -7,6 +7,8 @@ import org.springframework.jdbc.core.JdbcOperations;
 /**
  * MySQL 8.0 and later. Keys compare byte for byte without padding
  * ({@code utf8mb4_0900_bin}).
+ *
+ * @since 0.1.0
  */
 public class MySqlDialect extends MySqlFamilyDialect {
 
@@ -15,7 +17,7 @@ public class MySqlDialect extends MySqlFamilyDialect {
 	 * @param table the lock table
 	 */
 	public MySqlDialect(String table) {
-		super("mysql", table);
+		super(Database.MYSQL, table);
 	}
 
 	/**
@@ -27,12 +29,12 @@ public class MySqlDialect extends MySqlFamilyDialect {
 	public boolean lockKeyRow(JdbcOperations jdbc, String key, long waitMillis) {
 		long seconds = waitMillis / 1000;
 		if (seconds == 0) {
-			return lockKeyRowWith(jdbc, selectKeyRowSql() + " FOR UPDATE SKIP LOCKED", key);
+			return !jdbc.queryForList(selectKeyRowSql() + " FOR UPDATE SKIP LOCKED", Integer.class, key).isEmpty();
 		}
 		Long previous = jdbc.queryForObject("SELECT @@SESSION.innodb_lock_wait_timeout", Long.class);
 		jdbc.update("SET SESSION innodb_lock_wait_timeout = " + seconds);
 		try {
-			return lockKeyRowWith(jdbc, selectKeyRowSql() + " FOR UPDATE", key);
+			return !jdbc.queryForList(selectKeyRowSql() + " FOR UPDATE", Integer.class, key).isEmpty();
 		}
 		finally {
 			jdbc.update("SET SESSION innodb_lock_wait_timeout = " + previous);
@@ -43,12 +45,6 @@ public class MySqlDialect extends MySqlFamilyDialect {
 	@Override
 	public @Nullable String tokenSequenceSql() {
 		return null;
-	}
-
-	/** InnoDB's lock errors, and {@code NOWAIT} finding a row locked (3572). */
-	@Override
-	protected boolean isContention(int errorCode, @Nullable String sqlState) {
-		return super.isContention(errorCode, sqlState) || errorCode == 3572;
 	}
 
 }

@@ -1,4 +1,4 @@
-package io.github.dblock.jdbc;
+package io.github.dblock.jdbc.dialect;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.core.JdbcOperations;
@@ -6,6 +6,8 @@ import org.springframework.jdbc.core.JdbcOperations;
 /**
  * MariaDB 10.6 and later. Keys compare byte for byte without padding
  * ({@code utf8mb4_nopad_bin}).
+ *
+ * @since 0.1.0
  */
 public class MariaDbDialect extends MySqlFamilyDialect {
 
@@ -14,7 +16,13 @@ public class MariaDbDialect extends MySqlFamilyDialect {
 	 * @param table the lock table
 	 */
 	public MariaDbDialect(String table) {
-		super("mariadb", table);
+		super(Database.MARIADB, table);
+	}
+
+	/** {@code RETURNING}, which MariaDB's {@code INSERT} has (its {@code UPDATE} has not). */
+	@Override
+	public String insertReturning(String insert, String columns) {
+		return insert + " RETURNING " + columns;
 	}
 
 	/**
@@ -28,7 +36,7 @@ public class MariaDbDialect extends MySqlFamilyDialect {
 			jdbc.update("SET STATEMENT innodb_lock_wait_timeout = 0 FOR " + insertKeyRowSql(), key);
 		}
 		catch (DataAccessException ex) {
-			if (!isLockWaitTimeout(ex)) {
+			if (!errors().isLockWaitTimeout(ex)) {
 				throw ex;
 			}
 		}

@@ -1,4 +1,4 @@
-package io.github.dblock.jdbc;
+package io.github.dblock.jdbc.dialect;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -6,8 +6,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 import org.jspecify.annotations.Nullable;
 
@@ -26,8 +26,16 @@ import org.springframework.jdbc.core.JdbcOperations;
  * transaction. The row stays locked from the {@code MERGE} to the commit, and no other
  * attempt can write the key's row, so draw its token, before that commit: a later holder
  * drew later. The placeholder is never seen outside the transaction.
+ *
+ * @since 0.1.0
  */
 public class H2Dialect extends SqlDialect {
+
+	/**
+	 * What Spring does not map as contention on H2: a deadlock (40001), a concurrent update
+	 * of a row (90131), and a concurrent insert of a key (23505, a duplicate key to Spring).
+	 */
+	private static final SqlErrors ERRORS = new SqlErrors(Set.of(40001, 90131, 23505));
 
 	private final String acquireSql;
 
@@ -38,9 +46,8 @@ public class H2Dialect extends SqlDialect {
 	 * @param table the lock table
 	 */
 	public H2Dialect(String table) {
-		super("h2", table);
-		this.drawTokenSql = "SELECT token FROM FINAL TABLE (UPDATE " + table()
-				+ " SET token = NEXT VALUE FOR " + table() + "_token_seq WHERE lock_key = ? AND owner = ?)";
+		super(Database.H2, table);
+		this.drawTokenSql = drawTokenAfterInsertSql(table());
 		this.acquireSql = compact("""
 				SELECT owner, token, expires_at FROM FINAL TABLE (
 				  MERGE INTO %1$s t
@@ -56,17 +63,22 @@ public class H2Dialect extends SqlDialect {
 	}
 
 	@Override
+	public SqlErrors errors() {
+		return ERRORS;
+	}
+
+	@Override
 	public String now() {
 		return "CURRENT_TIMESTAMP";
 	}
 
 	@Override
-	protected String plusMicros(String time) {
+	public String plusMicros(String time) {
 		return "DATEADD(MICROSECOND, ?, " + time + ")";
 	}
 
 	@Override
-	protected String deleteExpiredSql(String table) {
+	public String deleteExpiredSql(String table) {
 		return "DELETE FROM " + table + " WHERE expires_at <= " + now() + " FETCH FIRST ? ROWS ONLY";
 	}
 
@@ -75,54 +87,54 @@ public class H2Dialect extends SqlDialect {
 		return this.acquireSql;
 	}
 
+	/** {@code FINAL TABLE}. */
+	@Override
+	public String insertReturning(String insert, String columns) {
+		return "SELECT " + columns + " FROM FINAL TABLE (" + insert + ")";
+	}
+
+	/** A placeholder, {@code 0}: the token is drawn after the insert. */
+	@Override
+	public String holderTokenValue() {
+		return "0";
+	}
+
+	/** An {@code UPDATE} read through {@code FINAL TABLE} that draws from the lease tokens' sequence. */
+	@Override
+	public String drawTokenAfterInsertSql(String table) {
+		return "SELECT token FROM FINAL TABLE (UPDATE " + table + " SET token = NEXT VALUE FOR " + table()
+				+ "_token_seq WHERE lock_key = ? AND owner = ?)";
+	}
+
+	@Override
+	public String keyParameter() {
+		return "CAST(? AS VARCHAR(255))";
+	}
+
+	@Override
+	public String ownerParameter() {
+		return "CAST(? AS VARCHAR(128))";
+	}
+
+	@Override
+	public String fairEnqueueSql(String queue, String keys, String lease) {
+		return compact("""
+				SELECT ticket FROM FINAL TABLE (INSERT INTO %1$s (ticket, lock_key, owner, expires_at)
+				SELECT NEXT VALUE FOR %2$s_token_seq, lock_key, ?, %3$s FROM %4$s WHERE lock_key = ? FOR UPDATE)""")
+			.formatted(queue, table(), lease, keys);
+	}
+
 	/**
 	 * The {@code MERGE} of {@link #acquireSql()}, then, if the row is this owner's, the draw
-	 * of its token, {@linkplain #inOneTransaction(JdbcOperations, ConnectionCallback) in one
+	 * of its token, {@linkplain OneTransaction#run(JdbcOperations, ConnectionCallback) in one
 	 * transaction}.
 	 */
 	@Override
-	public Optional<Lease> tryAcquire(JdbcOperations jdbc, String key, String owner, Duration lease) {
-		return inOneTransaction(jdbc, (con) -> mergeAndDraw(con, key, owner, lease));
+	public Optional<AcquiredRow> tryAcquire(JdbcOperations jdbc, String key, String owner, Duration lease) {
+		return OneTransaction.run(jdbc, (con) -> mergeAndDraw(con, key, owner, lease));
 	}
 
-	/**
-	 * Runs statements on the one connection of a template in one transaction, rolled back if
-	 * they fail; on a connection already in a transaction, within that transaction. The
-	 * statements may use the connection or the template.
-	 * @param <T> the result's type
-	 * @param jdbc statements on one connection
-	 * @param statements the statements
-	 * @return their result
-	 */
-	static <T> T inOneTransaction(JdbcOperations jdbc, ConnectionCallback<T> statements) {
-		return Objects.requireNonNull(jdbc.execute((ConnectionCallback<T>) (con) -> {
-			if (!con.getAutoCommit()) {
-				return statements.doInConnection(con);
-			}
-			con.setAutoCommit(false);
-			T result;
-			try {
-				result = statements.doInConnection(con);
-				con.commit();
-			}
-			catch (SQLException | RuntimeException ex) {
-				try {
-					con.rollback();
-				}
-				catch (SQLException rollback) {
-					// left as it is, not in autocommit: the pool rolls a connection back before it hands it out again
-					ex.addSuppressed(rollback);
-					throw ex;
-				}
-				con.setAutoCommit(true);
-				throw ex;
-			}
-			con.setAutoCommit(true);
-			return result;
-		}));
-	}
-
-	private Optional<Lease> mergeAndDraw(Connection con, String key, String owner, Duration lease) throws SQLException {
+	private Optional<AcquiredRow> mergeAndDraw(Connection con, String key, String owner, Duration lease) throws SQLException {
 		@Nullable Instant expiresAt = null;
 		try (PreparedStatement merge = con.prepareStatement(this.acquireSql)) {
 			merge.setString(1, key);
@@ -144,15 +156,9 @@ public class H2Dialect extends SqlDialect {
 				if (!rs.next()) {
 					throw new IllegalStateException("The row of '" + key + "' that " + owner + " took is gone");
 				}
-				return Optional.of(new Lease(key, owner, rs.getLong("token"), expiresAt));
+				return Optional.of(new AcquiredRow(rs.getLong("token"), expiresAt));
 			}
 		}
-	}
-
-	/** Deadlock, lock timeout, concurrent update of a row, concurrent insert of a key. */
-	@Override
-	protected boolean isContention(int errorCode, @Nullable String sqlState) {
-		return errorCode == 40001 || errorCode == 50200 || errorCode == 90131 || errorCode == 23505;
 	}
 
 }

@@ -1,0 +1,147 @@
+package io.github.dblock.jdbc.dialect;
+
+/**
+ * The fair mode's statements for one dialect, on the tables {@code <table>_fair_queue} and
+ * {@code <table>_fair_keys}. A ticket is enqueued by one {@code INSERT ... SELECT} that
+ * locks the key's row of the keys table ({@code FOR UPDATE}) before it draws the ticket's
+ * number, and keeps it until it commits: a key's tickets commit in the order of their
+ * numbers, so the lowest valid ticket a reader sees is the head, and no ticket with a lower
+ * number appears after it. Numbers come from the lease tokens' sequence, or from
+ * {@code AUTO_INCREMENT} where the dialect says so ({@link #ticketIsGeneratedKey()}).
+ *
+ * @since 0.1.0
+ */
+public final class FairQueueStatements {
+
+	private final SqlSyntax dialect;
+
+	private final String queue;
+
+	private final String enqueueSql;
+
+	private final boolean generatedKey;
+
+	private final String insertKeySql;
+
+	private final String headSql;
+
+	private final String renewSql;
+
+	private final String leaveSql;
+
+	private final String abandonSql;
+
+	private final String deleteExpiredSql;
+
+	FairQueueStatements(SqlSyntax dialect) {
+		this.dialect = dialect;
+		String table = dialect.table();
+		this.queue = table + "_fair_queue";
+		String keys = table + "_fair_keys";
+		String lease = dialect.plusMicros(dialect.now());
+		this.enqueueSql = dialect.fairEnqueueSql(this.queue, keys, lease);
+		this.generatedKey = dialect.ticketIsGeneratedKey();
+		this.insertKeySql = dialect.insertUnlessKeyExists(keys, "lock_key", "?");
+		this.headSql = "SELECT ticket FROM %s WHERE lock_key = ? AND ticket <= ? AND expires_at > %s ORDER BY ticket LIMIT 1"
+			.formatted(this.queue, dialect.now());
+		this.renewSql = "UPDATE %s SET expires_at = %s WHERE ticket = ? AND owner = ? AND expires_at > %s"
+			.formatted(this.queue, lease, dialect.now());
+		this.leaveSql = "DELETE FROM " + this.queue + " WHERE ticket = ? AND owner = ? AND lock_key = ?";
+		this.abandonSql = "DELETE FROM " + this.queue + " WHERE lock_key = ? AND owner = ?";
+		this.deleteExpiredSql = dialect.deleteExpiredSql(this.queue);
+	}
+
+	/**
+	 * The queue table's name.
+	 * @return the name
+	 */
+	public String queueTable() {
+		return this.queue;
+	}
+
+	/**
+	 * Enqueues a ticket if the key has its row in the keys table: owner, lease in
+	 * microseconds, key.
+	 * @return the SQL, returning the ticket's number unless {@link #ticketIsGeneratedKey()}
+	 */
+	public String enqueueSql() {
+		return this.enqueueSql;
+	}
+
+	/**
+	 * Whether {@link #enqueueSql()} gives the ticket's number as the generated key.
+	 * @return whether it does
+	 */
+	public boolean ticketIsGeneratedKey() {
+		return this.generatedKey;
+	}
+
+	/**
+	 * Inserts a key's row in the keys table unless it exists (or fails with a duplicate
+	 * key, where the database cannot say so): key.
+	 * @return the SQL
+	 */
+	public String insertKeySql() {
+		return this.insertKeySql;
+	}
+
+	/**
+	 * The lowest live ticket of a key up to a number: key, number.
+	 * @return the SQL
+	 */
+	public String headSql() {
+		return this.headSql;
+	}
+
+	/**
+	 * Extends a live ticket: lease, number, owner.
+	 * @return the SQL
+	 */
+	public String renewSql() {
+		return this.renewSql;
+	}
+
+	/**
+	 * Extends {@code count} live tickets: lease, then the numbers, then the owners.
+	 * @param count the number of tickets
+	 * @return the SQL
+	 */
+	public String renewAllSql(int count) {
+		String list = SqlSyntax.placeholders(count);
+		return "UPDATE %s SET expires_at = %s WHERE ticket IN (%s) AND owner IN (%s) AND expires_at > %s"
+			.formatted(this.queue, this.dialect.plusMicros(this.dialect.now()), list, list, this.dialect.now());
+	}
+
+	/**
+	 * Deletes a ticket: number, owner, key.
+	 * @return the SQL
+	 */
+	public String leaveSql() {
+		return this.leaveSql;
+	}
+
+	/**
+	 * Deletes an owner's tickets of a key: key, owner.
+	 * @return the SQL
+	 */
+	public String abandonSql() {
+		return this.abandonSql;
+	}
+
+	/**
+	 * Deletes ended tickets: limit.
+	 * @return the SQL
+	 */
+	public String deleteExpiredSql() {
+		return this.deleteExpiredSql;
+	}
+
+	/**
+	 * Reads nothing, and fails if the queue table is missing.
+	 * @return the SQL
+	 */
+	public String checkTablesSql() {
+		return "SELECT ticket FROM " + this.queue + " WHERE 1 = 0";
+	}
+
+}

@@ -1,0 +1,397 @@
+package io.github.dblock.jdbc.dialect;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The statements of the read/write modes for one dialect, on the tables
+ * {@code <table>_rw} (a row per holder) and {@code <table>_rw_intents} (a writer's intent per
+ * key); every value is a bind parameter. Tokens come from the lease mode's source and are
+ * drawn in the order the key's holds follow: the inserts take the dialect's
+ * {@linkplain SqlSyntax#tokenOrderCondition() token-order lock} before they draw, or write a
+ * placeholder whose token {@link #drawToken()} draws in the insert's transaction. A reader's
+ * row is checked against writers after its insert commits.
+ *
+ * @since 0.1.0
+ */
+public final class ReadWriteStatements {
+
+	private final SqlSyntax dialect;
+
+	private final String holders;
+
+	private final String intents;
+
+	private final String insertReader;
+
+	private final String checkReader;
+
+	private final String deleteHolder;
+
+	private final String insertIntent;
+
+	private final String claimIntent;
+
+	private final String insertWriter;
+
+	private final @Nullable String insertWriterReturning;
+
+	private final String selectHolder;
+
+	private final @Nullable String drawToken;
+
+	private final @Nullable String lockKeySql;
+
+	private final @Nullable String releaseWriter;
+
+	private final String releaseHolder;
+
+	private final String deleteIntent;
+
+	private final String markWanted;
+
+	private final String expireIntent;
+
+	private final String cedeWriter;
+
+	private final String renewHolder;
+
+	private final String renewIntent;
+
+	private final String deleteExpiredHolders;
+
+	private final String deleteExpiredIntents;
+
+	ReadWriteStatements(SqlSyntax dialect) {
+		this.dialect = dialect;
+		String holders = dialect.table() + "_rw";
+		String intents = dialect.table() + "_rw_intents";
+		this.holders = holders;
+		this.intents = intents;
+		String now = dialect.now();
+		// a new holder's lease counts from when the server received its statement, whatever the statement waited for
+		String start = dialect.statementTime();
+		// left out where the token is the table's AUTO_INCREMENT
+		String tokenValue = dialect.holderTokenValue();
+		String tokenColumn = (tokenValue != null) ? ", token" : "";
+		String tokenParameter = (tokenValue != null) ? ", " + tokenValue : "";
+		// evaluated before the SELECT list, which draws the token
+		String drawOrdered = dialect.tokenOrderCondition();
+		String liveIntent = "SELECT 1 FROM " + intents + " i WHERE i.lock_key = ? AND i.expires_at > " + now;
+		this.insertReader = "INSERT INTO " + holders + " (lock_key, owner" + tokenColumn
+				+ ", kind, acquired_at, expires_at) SELECT " + dialect.keyParameter() + ", " + dialect.ownerParameter()
+				+ tokenParameter + ", 'R', " + start + ", " + dialect.plusMicros(start) + dialect.fromNoTable() + " WHERE "
+				+ drawOrdered + "NOT EXISTS (" + liveIntent + ")";
+		this.checkReader = "SELECT r.token, r.expires_at, CASE WHEN EXISTS (" + liveIntent + ") OR EXISTS (SELECT 1 FROM "
+				+ holders + " w WHERE w.lock_key = ? AND w.kind = 'W' AND w.expires_at > " + now
+				+ ") THEN 1 ELSE 0 END AS blocked FROM " + holders + " r WHERE r.lock_key = ? AND r.owner = ?";
+		this.deleteHolder = "DELETE FROM " + holders + " WHERE lock_key = ? AND owner = ?";
+		this.insertIntent = dialect.insertUnlessKeyExists(intents, "lock_key, owner, expires_at",
+				"?, ?, " + dialect.plusMicros(now));
+		this.claimIntent = "UPDATE " + intents + " SET owner = ?, expires_at = " + dialect.plusMicros(now)
+				+ " WHERE lock_key = ? AND (owner = ? OR expires_at <= " + now + ")";
+		// an anti-join, not NOT EXISTS: MySQL refuses a subquery on the table an INSERT writes (error 1093), but
+		// takes it in the FROM clause
+		this.insertWriter = "INSERT INTO " + holders + " (lock_key, owner" + tokenColumn
+				+ ", kind, acquired_at, expires_at) SELECT i.lock_key, i.owner" + tokenParameter + ", 'W', " + start + ", "
+				+ dialect.plusMicros(start) + " FROM " + intents + " i LEFT JOIN " + holders
+				+ " h ON h.lock_key = i.lock_key AND h.expires_at > " + now + " WHERE " + drawOrdered
+				+ "i.lock_key = ? AND i.owner = ? AND i.expires_at > " + dialect.plusMicros(now)
+				+ " AND h.lock_key IS NULL";
+		this.insertWriterReturning = dialect.insertReturning(this.insertWriter, "token, expires_at");
+		this.selectHolder = "SELECT token, expires_at FROM " + holders + " WHERE lock_key = ? AND owner = ?";
+		this.drawToken = dialect.drawTokenAfterInsertSql(holders);
+		this.lockKeySql = dialect.tokenOrderLockSql();
+		this.releaseWriter = dialect.releaseWriterSql(holders, intents);
+		this.releaseHolder = "DELETE FROM " + holders + " WHERE lock_key = ? AND owner = ? AND token = ?";
+		this.deleteIntent = "DELETE FROM " + intents + " WHERE lock_key = ? AND owner = ?";
+		this.markWanted = "UPDATE " + intents + " SET wanted_at = " + now + " WHERE lock_key = ? AND owner <> ? AND expires_at > "
+				+ now;
+		// the owner is cleared too: a renewal of the writer that was sent before and lands after finds no intent of its
+		this.expireIntent = "UPDATE " + intents + " SET owner = '', expires_at = " + now + " WHERE lock_key = ? AND owner = ?";
+		this.cedeWriter = "DELETE FROM " + holders + " WHERE EXISTS (SELECT 1 FROM " + intents
+				+ " i WHERE i.lock_key = ? AND i.owner = ? AND i.wanted_at > " + dialect.plusMicros(now)
+				+ ") AND lock_key = ? AND owner = ? AND token = ?";
+		this.renewHolder = "UPDATE " + holders + " SET expires_at = " + dialect.plusMicros(now)
+				+ " WHERE lock_key = ? AND owner = ? AND token = ?";
+		this.renewIntent = "UPDATE " + intents + " SET expires_at = " + dialect.plusMicros(now)
+				+ " WHERE lock_key = ? AND owner = ?";
+		this.deleteExpiredHolders = dialect.deleteExpiredSql(holders);
+		this.deleteExpiredIntents = dialect.deleteExpiredSql(intents);
+	}
+
+	/**
+	 * Inserts a reader unless a writer's intent is live: see {@link #insertReaderParameters(String,
+	 * String, long)}.
+	 * @return the SQL
+	 */
+	public String insertReader() {
+		return this.insertReader;
+	}
+
+	/**
+	 * A holder's token and end, and whether a writer holds or waits: key, key, key, owner.
+	 * @return the SQL
+	 */
+	public String checkReader() {
+		return this.checkReader;
+	}
+
+	/**
+	 * Deletes an owner's holder row: key, owner.
+	 * @return the SQL
+	 */
+	public String deleteHolder() {
+		return this.deleteHolder;
+	}
+
+	/**
+	 * Inserts an intent, doing nothing (or failing with a duplicate key, where the database cannot ignore
+	 * it) if the key has one: key, owner, lease.
+	 * @return the SQL
+	 */
+	public String insertIntent() {
+		return this.insertIntent;
+	}
+
+	/**
+	 * Takes an intent that is this owner's or expired: owner, lease, key, owner.
+	 * @return the SQL
+	 */
+	public String claimIntent() {
+		return this.claimIntent;
+	}
+
+	/**
+	 * Inserts a writer whose intent is live with at least the margin left, if no holder is live: see
+	 * {@link #insertWriterParameters(String, String, long, long)}.
+	 * @return the SQL
+	 */
+	public String insertWriter() {
+		return this.insertWriter;
+	}
+
+	/**
+	 * {@link #insertWriter()} returning the writer's {@code token} and {@code expires_at}, where the
+	 * database can; {@code null} where {@link #selectHolder()} reads them after.
+	 * @return the SQL
+	 */
+	public @Nullable String insertWriterReturning() {
+		return this.insertWriterReturning;
+	}
+
+	/**
+	 * A holder's token and end: key, owner.
+	 * @return the SQL
+	 */
+	public String selectHolder() {
+		return this.selectHolder;
+	}
+
+	/**
+	 * Draws the token of a holder's row that its insert wrote with a placeholder, and returns it: key,
+	 * owner; {@code null} where the insert draws it.
+	 * @return the SQL
+	 */
+	public @Nullable String drawToken() {
+		return this.drawToken;
+	}
+
+	/**
+	 * Takes the key's token-order lock for the rest of the transaction, before a writer's insert, so that
+	 * the insert's snapshot, taken when it starts, holds every reader's row committed by an insert that
+	 * drew its token before: the parameters of {@link #lockKeyParameters(String)}; {@code null} where
+	 * there is no such lock.
+	 * @return the SQL
+	 */
+	public @Nullable String lockKeySql() {
+		return this.lockKeySql;
+	}
+
+	/**
+	 * Deletes a writer's row and its intent in one statement, where the database can (see {@link
+	 * #releaseWriterParameters}), deleting nothing if the writer's row is gone; {@code null} elsewhere.
+	 * @return the SQL
+	 */
+	public @Nullable String releaseWriter() {
+		return this.releaseWriter;
+	}
+
+	/**
+	 * Deletes a holder row that is this owner's with this token: key, owner, token.
+	 * @return the SQL
+	 */
+	public String releaseHolder() {
+		return this.releaseHolder;
+	}
+
+	/**
+	 * Deletes an owner's intent: key, owner.
+	 * @return the SQL
+	 */
+	public String deleteIntent() {
+		return this.deleteIntent;
+	}
+
+	/**
+	 * Marks a key's live intent, if another owner's, as wanted with the database's now: key, owner.
+	 * @return the SQL
+	 */
+	public String markWanted() {
+		return this.markWanted;
+	}
+
+	/**
+	 * Ends an owner's intent and leaves its row, with its wanted mark and no owner (an empty one, which no
+	 * writer has), for the next writer of the key: key, owner.
+	 * @return the SQL
+	 */
+	public String expireIntent() {
+		return this.expireIntent;
+	}
+
+	/**
+	 * Deletes a writer's row if its intent was marked wanted less than a given time ago: key, owner, the
+	 * time in microseconds (negative), key, owner, token.
+	 * @return the SQL
+	 */
+	public String cedeWriter() {
+		return this.cedeWriter;
+	}
+
+	/**
+	 * Extends a holder: lease, key, owner, token.
+	 * @return the SQL
+	 */
+	public String renewHolder() {
+		return this.renewHolder;
+	}
+
+	/**
+	 * Extends an intent: lease, key, owner.
+	 * @return the SQL
+	 */
+	public String renewIntent() {
+		return this.renewIntent;
+	}
+
+	/**
+	 * Deletes ended holder rows: limit.
+	 * @return the SQL
+	 */
+	public String deleteExpiredHolders() {
+		return this.deleteExpiredHolders;
+	}
+
+	/**
+	 * Deletes ended intents: limit.
+	 * @return the SQL
+	 */
+	public String deleteExpiredIntents() {
+		return this.deleteExpiredIntents;
+	}
+
+	/**
+	 * Extends {@code count} holders: lease, then keys, owners and tokens. @param count the number of
+	 * holders
+	 * @return the SQL
+	 */
+	public String renewHolders(int count) {
+		return "UPDATE " + this.holders + " SET expires_at = " + this.dialect.plusMicros(this.dialect.now())
+				+ LeaseStatements.heldByAll(count);
+	}
+
+	/**
+	 * The ends of {@code count} holders: keys, owners and tokens. @param count the number of holders
+	 * @return the SQL
+	 */
+	public String selectHolders(int count) {
+		return "SELECT owner, expires_at FROM " + this.holders + LeaseStatements.heldByAll(count);
+	}
+
+	/**
+	 * Extends {@code count} intents: lease, then keys and owners. @param count the number of intents
+	 * @return the SQL
+	 */
+	public String renewIntents(int count) {
+		String list = SqlSyntax.placeholders(count);
+		return "UPDATE " + this.intents + " SET expires_at = " + this.dialect.plusMicros(this.dialect.now())
+				+ " WHERE lock_key IN (" + list + ") AND owner IN (" + list + ")";
+	}
+
+	/**
+	 * Whether an {@code UPDATE} can return the rows it changed ({@code RETURNING}).
+	 * @return whether it can
+	 */
+	public boolean updateReturns() {
+		return this.dialect.updateReturnsRows();
+	}
+
+	/**
+	 * The parameters of {@link #lockKeySql()}.
+	 * @param key the key
+	 * @return the lock's parameters, or {@code null} where there is no such lock
+	 */
+	public Object @Nullable [] lockKeyParameters(String key) {
+		return this.dialect.tokenOrderLock(this.holders, key);
+	}
+
+	/**
+	 * The parameters of {@link #insertReader()}: key, owner, lease, the key's token-order
+	 * lock (where there is one), key.
+	 * @param key the key
+	 * @param owner the reader
+	 * @param leaseMicros the lease in microseconds
+	 * @return the parameters
+	 */
+	public Object[] insertReaderParameters(String key, String owner, long leaseMicros) {
+		Object[] lock = this.dialect.tokenOrderLock(this.holders, key);
+		if (lock == null) {
+			return new Object[] { key, owner, leaseMicros, key };
+		}
+		return new Object[] { key, owner, leaseMicros, lock[0], lock[1], key };
+	}
+
+	/**
+	 * The parameters of {@link #insertWriter()}: lease, the key's token-order lock (where
+	 * there is one), key, owner, margin.
+	 * @param key the key
+	 * @param owner the writer
+	 * @param leaseMicros the lease in microseconds
+	 * @param marginMicros the least the intent must have left, in microseconds
+	 * @return the parameters
+	 */
+	public Object[] insertWriterParameters(String key, String owner, long leaseMicros, long marginMicros) {
+		Object[] lock = this.dialect.tokenOrderLock(this.holders, key);
+		if (lock == null) {
+			return new Object[] { leaseMicros, key, owner, marginMicros };
+		}
+		return new Object[] { leaseMicros, lock[0], lock[1], key, owner, marginMicros };
+	}
+
+	/**
+	 * The parameters of {@link #releaseWriter()} for a writer's lease.
+	 * @param key the key
+	 * @param owner the writer
+	 * @param token the writer's token
+	 * @return the parameters
+	 */
+	public Object[] releaseWriterParameters(String key, String owner, long token) {
+		return this.dialect.releaseWriterParameters(key, owner, token);
+	}
+
+	/**
+	 * Reads a time column, as {@link SqlSyntax#readInstant(ResultSet, String)}.
+	 * @param rs the result set, on a row
+	 * @param column the column label
+	 * @return the instant
+	 * @throws SQLException if the column cannot be read
+	 */
+	public Instant readInstant(ResultSet rs, String column) throws SQLException {
+		return this.dialect.readInstant(rs, column);
+	}
+
+}

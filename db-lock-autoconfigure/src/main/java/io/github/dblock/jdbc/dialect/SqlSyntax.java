@@ -1,0 +1,343 @@
+package io.github.dblock.jdbc.dialect;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.Collections;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The SQL text of one database on one lock table: its names, its time expressions, and
+ * the fragments and capabilities in which its statements differ from another database's,
+ * from which the statements of every mode ({@link LeaseStatements},
+ * {@link ReadWriteStatements}, {@link FairQueueStatements}, {@link LockHistoryStatements})
+ * are built once. Expiry is always compared with the database's clock, written as
+ * {@link #now()}; every value is a bind parameter, the table's name is validated. The
+ * defaults are standard SQL; a database overrides what it writes otherwise.
+ *
+ * @since 0.1.0
+ */
+public abstract class SqlSyntax {
+
+	private final Database database;
+
+	private final String table;
+
+	/**
+	 * Creates the SQL of a database on a lock table.
+	 * @param database the database whose SQL it is
+	 * @param table the lock table's name
+	 * @throws IllegalArgumentException if the table name is not a plain identifier
+	 */
+	protected SqlSyntax(Database database, String table) {
+		this.database = database;
+		this.table = SqlIdentifiers.requireTableName(table);
+	}
+
+	/**
+	 * The dialect's name, as given to {@code db-lock.dialect}, also the folder of its
+	 * migrations under {@code db/db-lock/}.
+	 * @return the name
+	 */
+	public final String name() {
+		return this.database.id();
+	}
+
+	/**
+	 * The database whose SQL this is.
+	 * @return the database
+	 */
+	public final Database database() {
+		return this.database;
+	}
+
+	/**
+	 * The lock table's name.
+	 * @return the name
+	 */
+	public final String table() {
+		return this.table;
+	}
+
+	/**
+	 * The table of the transaction mode's rows, one per key, which it locks: the lock
+	 * table's name followed by {@code _keys}.
+	 * @return the table's name
+	 */
+	public final String keyTable() {
+		return this.table + "_keys";
+	}
+
+	/**
+	 * The table of per-key fencing-token counters, where the database has no sequences
+	 * (MySQL): the lock table's name followed by {@code _key_tokens}.
+	 * @return the table's name
+	 */
+	public final String tokenTable() {
+		return this.table + "_key_tokens";
+	}
+
+	/**
+	 * The SQL expression for the database's current time, in the type of the table's time
+	 * columns.
+	 * @return the expression
+	 */
+	public abstract String now();
+
+	/**
+	 * The SQL expression for the database's time when it received the statement, in the type
+	 * of the table's time columns: the start of the lease an acquiring statement writes, so
+	 * that a statement that waited in the server after its client gave up writes no lease
+	 * that ends later than one lease after it was sent. Here {@link #now()}, which is read
+	 * once at a statement's start.
+	 * @return the expression
+	 */
+	public String statementTime() {
+		return now();
+	}
+
+	/**
+	 * The SQL expression for a time plus a bind parameter in microseconds.
+	 * @param time a time expression
+	 * @return the expression, with one {@code ?}
+	 */
+	public abstract String plusMicros(String time);
+
+	/**
+	 * The statement that deletes at most {@code ?} rows of a table whose lease has ended
+	 * ({@code expires_at}), checking expiry again for every row it deletes so that a lease
+	 * renewed a moment ago stays.
+	 * @param table the table
+	 * @return the SQL, with one {@code ?} for the limit
+	 */
+	public abstract String deleteExpiredSql(String table);
+
+	/**
+	 * An {@code INSERT} of one row that does nothing where the row's key exists, where the
+	 * database can say so in the statement; here a plain {@code INSERT}, which fails with a
+	 * duplicate key.
+	 * @param table the table, whose primary key is {@code lock_key}
+	 * @param columns the columns, separated by commas
+	 * @param values their values, separated by commas
+	 * @return the SQL
+	 */
+	public String insertUnlessKeyExists(String table, String columns, String values) {
+		return "INSERT INTO " + table + " (" + columns + ") VALUES (" + values + ")";
+	}
+
+	/**
+	 * An {@code INSERT} that returns columns of the rows it inserted, where the database
+	 * can.
+	 * @param insert the {@code INSERT}
+	 * @param columns the columns to return, separated by commas
+	 * @return the SQL, or {@code null} where the database cannot (the default)
+	 */
+	public @Nullable String insertReturning(String insert, String columns) {
+		return null;
+	}
+
+	/**
+	 * Whether an {@code UPDATE} can return the rows it changed ({@code RETURNING}).
+	 * @return here {@code false}
+	 */
+	public boolean updateReturnsRows() {
+		return false;
+	}
+
+	/**
+	 * The value a holder row's {@code INSERT} writes in its {@code token} column, in the
+	 * read/write modes' table.
+	 * @return the SQL expression, or {@code null} where the column is the database's
+	 * {@code AUTO_INCREMENT}, left out of the insert; here the lease tokens' sequence
+	 */
+	public @Nullable String holderTokenValue() {
+		return "nextval('" + this.table + "_token_seq')";
+	}
+
+	/**
+	 * Whether a holder row's token is drawn after its insert, which writes a placeholder
+	 * ({@code 0}), by {@link #drawTokenAfterInsertSql(String)}, in the insert's transaction.
+	 * @param table the table the row is in
+	 * @return the statement that draws the token of a key's and owner's row and returns it
+	 * (parameters key and owner), or {@code null} where the insert draws it (the default)
+	 */
+	public @Nullable String drawTokenAfterInsertSql(String table) {
+		return null;
+	}
+
+	/**
+	 * The condition an acquiring {@code INSERT ... SELECT} puts first in its {@code WHERE}
+	 * so that the tokens of a key are drawn in the order the key is held.
+	 * @return the condition followed by {@code AND}, with the parameters of
+	 * {@link #tokenOrderLock(String, String)}; here empty
+	 */
+	public String tokenOrderCondition() {
+		return "";
+	}
+
+	/**
+	 * The statement that takes, for the rest of the transaction, the lock of
+	 * {@link #tokenOrderCondition()} alone.
+	 * @return the SQL, with the parameters of {@link #tokenOrderLock(String, String)}, or
+	 * {@code null} where there is no such lock (the default)
+	 */
+	public @Nullable String tokenOrderLockSql() {
+		return null;
+	}
+
+	/**
+	 * The parameters of the lock of {@link #tokenOrderCondition()} for a key of a table.
+	 * @param table the table whose tokens the lock orders
+	 * @param key the stored key
+	 * @return the parameters, or {@code null} where there is no such lock (the default)
+	 */
+	public Object @Nullable [] tokenOrderLock(String table, String key) {
+		return null;
+	}
+
+	/**
+	 * What a {@code SELECT} of values without a table needs after its list for a
+	 * {@code WHERE} to follow.
+	 * @return here nothing
+	 */
+	public String fromNoTable() {
+		return "";
+	}
+
+	/**
+	 * A key's bind parameter where its type must be told (in a {@code SELECT} list).
+	 * @return here a plain {@code ?}
+	 */
+	public String keyParameter() {
+		return "?";
+	}
+
+	/**
+	 * An owner's bind parameter where its type must be told (in a {@code SELECT} list).
+	 * @return here a plain {@code ?}
+	 */
+	public String ownerParameter() {
+		return "?";
+	}
+
+	/**
+	 * The statement that deletes a writer's row and its intent in one statement, with the
+	 * parameters of {@link #releaseWriterParameters(String, String, long)}.
+	 * @param holders the holders' table
+	 * @param intents the intents' table
+	 * @return the SQL, or {@code null} where the database has no such statement (the
+	 * default)
+	 */
+	public @Nullable String releaseWriterSql(String holders, String intents) {
+		return null;
+	}
+
+	/**
+	 * The parameters of {@link #releaseWriterSql(String, String)}.
+	 * @param key the key
+	 * @param owner the writer
+	 * @param token the writer's token
+	 * @return here key, owner, token
+	 */
+	public Object[] releaseWriterParameters(String key, String owner, long token) {
+		return new Object[] { key, owner, token };
+	}
+
+	/**
+	 * The statement that enqueues a fair ticket, with the parameters owner, lease in
+	 * microseconds and key: an {@code INSERT ... SELECT} that locks the key's row of the
+	 * keys table ({@code FOR UPDATE}) before it draws the ticket's number, and keeps it
+	 * until it commits.
+	 * @param queue the queue table
+	 * @param keys the fair keys' table
+	 * @param lease the SQL expression of the ticket's end
+	 * @return the SQL, returning the ticket's number unless
+	 * {@link #ticketIsGeneratedKey()}
+	 * @throws IllegalArgumentException if the fair mode has no statements for this database
+	 * (the default)
+	 */
+	public String fairEnqueueSql(String queue, String keys, String lease) {
+		throw new IllegalArgumentException("The fair mode has no statements for " + this);
+	}
+
+	/**
+	 * Whether a fair ticket's number comes back as the insert's generated key, not as a
+	 * result.
+	 * @return here {@code false}
+	 */
+	public boolean ticketIsGeneratedKey() {
+		return false;
+	}
+
+	/**
+	 * Reads a time column written by this dialect.
+	 * @param rs the result set, on a row
+	 * @param column the column label
+	 * @return the instant
+	 * @throws SQLException if the column cannot be read
+	 */
+	public Instant readInstant(ResultSet rs, String column) throws SQLException {
+		return rs.getObject(column, OffsetDateTime.class).toInstant();
+	}
+
+	/**
+	 * The bind parameter of an instant for a time column of this database's lock tables.
+	 * @param instant the instant
+	 * @return the parameter: here an {@link OffsetDateTime} in UTC
+	 */
+	public Object instantParameter(Instant instant) {
+		return instant.atOffset(java.time.ZoneOffset.UTC);
+	}
+
+	/**
+	 * A duration in whole microseconds, the unit of every duration parameter.
+	 * @param duration the duration
+	 * @return its microseconds, the nanoseconds below cut
+	 */
+	public static long micros(Duration duration) {
+		return duration.toNanos() / 1000;
+	}
+
+	/**
+	 * A list of {@code count} bind parameters.
+	 * @param count how many
+	 * @return {@code ?, ?, ...}
+	 */
+	public static String placeholders(int count) {
+		return String.join(", ", Collections.nCopies(count, "?"));
+	}
+
+	/**
+	 * SQL on one line, without the indentation of a text block: drivers that parse a
+	 * statement on every execution read fewer characters.
+	 * @param sql the SQL
+	 * @return the SQL with each run of white space replaced by one space
+	 */
+	protected static String compact(String sql) {
+		return sql.strip().replaceAll("\\s+", " ");
+	}
+
+	/**
+	 * The SHA-256 digest of a text's UTF-8 bytes.
+	 * @param text the text
+	 * @return the digest
+	 */
+	protected static byte[] sha256(String text) {
+		try {
+			return java.security.MessageDigest.getInstance("SHA-256")
+				.digest(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+		}
+		catch (java.security.NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("Every Java platform has SHA-256", ex);
+		}
+	}
+
+	@Override
+	public String toString() {
+		return name() + " dialect on table " + this.table;
+	}
+
+}
