@@ -22,6 +22,8 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 /**
  * The {@code dblock} actuator endpoint: reads the rows of the lock table and the locks this
  * JVM holds, and force-releases one row given its key, owner and token.
+ *
+ * @since 0.1.0
  */
 @Endpoint(id = "dblock")
 public class DbLockEndpoint {

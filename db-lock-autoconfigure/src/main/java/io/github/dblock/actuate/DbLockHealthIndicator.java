@@ -26,6 +26,8 @@ import org.springframework.boot.health.contributor.Health;
  * lost.</li>
  * </ul>
  * Unknown for a repository that cannot read its rows.
+ *
+ * @since 0.1.0
  */
 public class DbLockHealthIndicator extends AbstractHealthIndicator {
 

@@ -37,6 +37,8 @@ import io.micrometer.core.instrument.binder.MeterBinder;
  * </ul>
  * Bound to every registry Spring Boot gives it as a {@link MeterBinder}; events before
  * that are not counted.
+ *
+ * @since 0.1.0
  */
 public class DbLockMetrics implements LockListener, MeterBinder {
 

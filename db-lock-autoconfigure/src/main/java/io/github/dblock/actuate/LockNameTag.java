@@ -5,6 +5,8 @@ package io.github.dblock.actuate;
  * distinct values (one per kind of lock, never one per order id), as every value is a
  * time series of its own. {@link DbLockMetrics} bounds them anyway: past its limit of
  * names, a new one is tagged {@value DbLockMetrics#OTHER}.
+ *
+ * @since 0.1.0
  */
 @FunctionalInterface
 public interface LockNameTag {

@@ -58,6 +58,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
 /**
  * Auto-configuration of db-lock: the dialect, the lock table's migration, the repository,
  * the engine, {@link DbLockTemplate} and the advisor behind {@code @DbLock}.
+ *
+ * @since 0.1.0
  */
 // after the transaction's: the transaction mode's advisor is registered after (and so runs inside) @Transactional's
 @AutoConfiguration(after = { DataSourceAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class },

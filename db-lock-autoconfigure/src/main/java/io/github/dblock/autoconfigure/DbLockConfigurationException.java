@@ -7,6 +7,8 @@ import io.github.dblock.DbLockException;
  * {@code @DbLock} methods with no lock engine to serve them. Spring Boot shows it through
  * {@link DbLockFailureAnalyzer}: what is wrong, naming the property as it was written, and
  * what to do.
+ *
+ * @since 0.1.0
  */
 public class DbLockConfigurationException extends DbLockException {
 

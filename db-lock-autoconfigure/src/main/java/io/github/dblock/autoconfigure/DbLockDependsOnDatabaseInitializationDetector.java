@@ -9,6 +9,8 @@ import org.springframework.boot.sql.init.dependency.AbstractBeansOfTypeDependsOn
 /**
  * Makes the {@link LockRepository} wait for database initialization, db-lock's own
  * migration included.
+ *
+ * @since 0.1.0
  */
 public final class DbLockDependsOnDatabaseInitializationDetector
 		extends AbstractBeansOfTypeDependsOnDatabaseInitializationDetector {

@@ -10,6 +10,8 @@ import org.springframework.context.annotation.Role;
 /**
  * Registers {@link DbLockGuard}, whatever else is configured: {@code @DbLock} methods with no
  * lock engine fail start-up rather than run unlocked. Off with {@code db-lock.enabled=false}.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = DbLockAutoConfiguration.class)
 @ConditionalOnBooleanProperty(name = "db-lock.enabled", matchIfMissing = true)

@@ -2,7 +2,6 @@ package io.github.dblock.autoconfigure;
 
 import java.util.List;
 import java.util.Optional;
-import java.util.function.Function;
 
 import io.github.dblock.DbLockMode;
 import io.github.dblock.aop.DbLockAdvisor;
@@ -45,11 +44,9 @@ final class DbLockModeCheck implements SmartInitializingSingleton {
 
 	@Override
 	public void afterSingletonsInstantiated() {
-		checkAvailable(DbLockMode.NAMED, LockEngine::namedLocksUnavailable);
-		checkAvailable(DbLockMode.TRANSACTION, LockEngine::transactionLocksUnavailable);
-		checkAvailable(DbLockMode.READ, LockEngine::readWriteLocksUnavailable);
-		checkAvailable(DbLockMode.WRITE, LockEngine::readWriteLocksUnavailable);
-		checkAvailable(DbLockMode.FAIR, LockEngine::fairLocksUnavailable);
+		for (DbLockMode mode : DbLockMode.values()) {
+			checkAvailable(mode);
+		}
 		checkTransactionOrder();
 		warnOfRollbackOnTimeout();
 	}
@@ -88,7 +85,7 @@ final class DbLockModeCheck implements SmartInitializingSingleton {
 		}
 	}
 
-	private void checkAvailable(DbLockMode mode, Function<LockEngine, Optional<String>> unavailable) {
+	private void checkAvailable(DbLockMode mode) {
 		List<String> methods = DbLockGuard.lockedMethods(this.beanFactory, (lock) -> lock.mode() == mode);
 		if (methods.isEmpty()) {
 			return;
@@ -97,7 +94,7 @@ final class DbLockModeCheck implements SmartInitializingSingleton {
 		if (engine == null) {
 			return;
 		}
-		Optional<String> reason = unavailable.apply(engine);
+		Optional<String> reason = engine.unavailable(mode);
 		if (reason.isPresent()) {
 			String lease = "Use mode = LEASE (the default) for these methods: its leases are rows written with "
 					+ "autocommit, which the nodes of a cluster certify before they commit.";

@@ -11,6 +11,8 @@ import org.springframework.core.Ordered;
 
 /**
  * Configuration properties of db-lock.
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties("db-lock")
 public class DbLockProperties {

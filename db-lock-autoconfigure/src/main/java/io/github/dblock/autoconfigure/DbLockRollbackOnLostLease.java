@@ -20,6 +20,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * lock may belong to another node by now never commits what it wrote under it. Registered
  * with the application's transaction managers by Spring Boot's transaction-manager
  * customization, as every {@link TransactionExecutionListener} bean is.
+ *
+ * @since 0.1.0
  */
 public final class DbLockRollbackOnLostLease implements TransactionExecutionListener {
 

@@ -10,6 +10,7 @@ import java.util.concurrent.ThreadLocalRandom;
  *
  * @param initial the first pause's upper bound
  * @param max the cap of every pause
+ * @since 0.1.0
  */
 public record Backoff(Duration initial, Duration max) {
 

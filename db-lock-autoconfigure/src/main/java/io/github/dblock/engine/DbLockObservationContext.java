@@ -8,6 +8,8 @@ import org.jspecify.annotations.Nullable;
  * What an observation of one acquisition call knows: the key and mode asked for, and, once
  * the call ends, its {@linkplain #getOutcome() outcome}. Read by a
  * {@link DbLockObservationConvention}.
+ *
+ * @since 0.1.0
  */
 public class DbLockObservationContext extends Observation.Context {
 

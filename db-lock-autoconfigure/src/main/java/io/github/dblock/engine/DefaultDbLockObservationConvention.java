@@ -11,6 +11,8 @@ import io.micrometer.common.KeyValues;
  * and {@code db.lock.outcome} and the high-cardinality {@code db.lock.key}. The name is not
  * {@code db.lock.acquire}, the timer db-lock's own meters record, because the meters an
  * observation handler makes carry other tags.
+ *
+ * @since 0.1.0
  */
 public class DefaultDbLockObservationConvention implements DbLockObservationConvention {
 

@@ -11,6 +11,7 @@ import io.github.dblock.DbLockMode;
  * @param mode how it is held
  * @param thread the name of the thread that took it
  * @param heldFor how long it has been held by that thread
+ * @since 0.1.0
  */
 public record HeldKey(String key, DbLockMode mode, String thread, Duration heldFor) {
 }

@@ -10,6 +10,8 @@ import io.github.dblock.LockHandle;
  * The handles the current thread has acquired and not closed, innermost last, kept in the
  * API's {@link DbLockContextHolder} and read through {@link io.github.dblock.DbLockContext}.
  * A handle closed by another thread leaves the list of the thread that acquired it.
+ *
+ * @since 0.1.0
  */
 public final class HeldLocks {
 

@@ -24,9 +24,7 @@ final class LeaseMode implements LockMode {
 
 	/**
 	 * Release statements one engine runs at once; the releases that come meanwhile share the
-	 * next one. Measured on MariaDB with 16 threads (a new key every cycle): one at a time
-	 * sent 1.16 statements a cycle and did best; two did as well within the noise, one
-	 * statement per release did worst.
+	 * next one.
 	 */
 	private static final int RELEASE_STATEMENTS = 1;
 

@@ -30,6 +30,8 @@ import org.jspecify.annotations.Nullable;
  * call's statements by one deadline ({@link StatementDeadline}) and hands the request to
  * the {@link LockStrategy} of its mode; at shutdown it refuses every mode's waiters at
  * once, then gives the holders of every mode one grace.
+ *
+ * @since 0.1.0
  */
 public final class LockEngine implements AutoCloseable {
 
@@ -41,7 +43,7 @@ public final class LockEngine implements AutoCloseable {
 
 	private final LeaseStrategy lease;
 
-	private final @Nullable TransactionMode transactions;
+	private final @Nullable TransactionStrategy transactions;
 
 	private final Events events = new Events();
 
@@ -74,15 +76,15 @@ public final class LockEngine implements AutoCloseable {
 		this.repository = repository;
 		this.lease = new LeaseStrategy(repository, settings, this.events, this.scheduler);
 		this.transactions = (connectionLocks != null)
-				? new TransactionMode(connectionLocks, settings.backoff(), this.events) : null;
+				? new TransactionStrategy(connectionLocks, settings.backoff(), this.events) : null;
 		add(this.lease);
 		add(this.transactions);
 		add((connectionLocks != null)
-				? new NamedMode(connectionLocks, settings.backoff(), this.events, this.scheduler) : null);
+				? new NamedStrategy(connectionLocks, settings.backoff(), this.events, this.scheduler) : null);
 		add(repository.readWriteLocks()
-			.map((locks) -> new ReadWriteMode(locks, settings, this.events, this.scheduler))
+			.map((locks) -> new ReadWriteStrategy(locks, settings, this.events, this.scheduler))
 			.orElse(null));
-		add(repository.fairQueue().map((queue) -> new FairMode(queue, settings, this.events, this.scheduler)).orElse(null));
+		add(repository.fairQueue().map((queue) -> new FairStrategy(queue, settings, this.events, this.scheduler)).orElse(null));
 	}
 
 	private void add(@Nullable LockStrategy strategy) {
@@ -170,33 +172,6 @@ public final class LockEngine implements AutoCloseable {
 
 	private Collection<LockStrategy> distinct() {
 		return new LinkedHashSet<>(this.strategies.values());
-	}
-
-	/**
-	 * Why the named mode cannot be used with this database, checked now: for a check at
-	 * start-up.
-	 * @return the reason, or empty if it can
-	 */
-	public Optional<String> namedLocksUnavailable() {
-		return unavailable(DbLockMode.NAMED);
-	}
-
-	/**
-	 * Why the fair mode cannot be used with this database, checked now: for a check at
-	 * start-up.
-	 * @return the reason, or empty if it can
-	 */
-	public Optional<String> fairLocksUnavailable() {
-		return unavailable(DbLockMode.FAIR);
-	}
-
-	/**
-	 * Why the transaction mode cannot be used with this database, checked now: for a check
-	 * at start-up.
-	 * @return the reason, or empty if it can
-	 */
-	public Optional<String> transactionLocksUnavailable() {
-		return unavailable(DbLockMode.TRANSACTION);
 	}
 
 	/**
@@ -328,15 +303,6 @@ public final class LockEngine implements AutoCloseable {
 					+ " mode: " + missing(request.mode()));
 		}
 		return strategy.acquire(request);
-	}
-
-	/**
-	 * Why the read/write modes cannot be used with this database, checked now: for a check at
-	 * start-up.
-	 * @return the reason, or empty if they can
-	 */
-	public Optional<String> readWriteLocksUnavailable() {
-		return unavailable(DbLockMode.READ);
 	}
 
 	/**

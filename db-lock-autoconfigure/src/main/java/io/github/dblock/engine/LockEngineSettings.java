@@ -14,6 +14,7 @@ import org.jspecify.annotations.Nullable;
  * next while another JVM asks for it: when a turn is over and another JVM's attempt is
  * recent, the key goes back to the database and this JVM's next thread holds back for a
  * moment (see {@link #holdBack()}) so that the other JVM gets it
+ * @since 0.1.0
  */
 public record LockEngineSettings(Backoff backoff, @Nullable Duration renewInterval, Duration localTurn) {
 

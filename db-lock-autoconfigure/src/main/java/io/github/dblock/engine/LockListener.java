@@ -9,6 +9,8 @@ import org.jspecify.annotations.Nullable;
  * nothing. A listener is called on the thread that acquires or releases (or on a watchdog
  * thread for a lease found lost), so it must be quick and must not block; an exception it
  * throws is logged and never reaches the lock call.
+ *
+ * @since 0.1.0
  */
 public interface LockListener {
 

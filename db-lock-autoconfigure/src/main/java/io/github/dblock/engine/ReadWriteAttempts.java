@@ -27,7 +27,7 @@ final class ReadWriteAttempts {
 
 	private static final Log logger = LogFactory.getLog(ReadWriteAttempts.class);
 
-	private final ReadWriteMode strategy;
+	private final ReadWriteStrategy strategy;
 
 	private final ReadWriteLockRepository repository;
 
@@ -41,7 +41,7 @@ final class ReadWriteAttempts {
 	/** The writers of this JVM by key: one at a time asks the database or holds the key. */
 	private final LocalKeys<LocalWriters> localWriters = new LocalKeys<>(LocalWriters::new);
 
-	ReadWriteAttempts(ReadWriteMode strategy, ReadWriteLockRepository repository, LockEngineSettings settings,
+	ReadWriteAttempts(ReadWriteStrategy strategy, ReadWriteLockRepository repository, LockEngineSettings settings,
 			LockScheduler scheduler) {
 		this.strategy = strategy;
 		this.repository = repository;

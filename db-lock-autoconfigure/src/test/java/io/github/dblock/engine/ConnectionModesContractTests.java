@@ -433,7 +433,7 @@ abstract class ConnectionModesContractTests {
 		assertThatExceptionOfType(DbLockException.class)
 			.isThrownBy(() -> this.nodeA.acquire(request(DbLockMode.NAMED, "none", Duration.ZERO)))
 			.withMessageContaining("not available on");
-		assertThat(this.nodeA.namedLocksUnavailable()).isPresent();
+		assertThat(this.nodeA.unavailable(DbLockMode.NAMED)).isPresent();
 	}
 
 	/** Reads the counter and writes it one up with the lock's token, counting a write the fence refused. */

@@ -72,15 +72,15 @@ class MariaDbGaleraModesTests {
 			new DbLockSchemaMigration(dataSource, leases.dialect()).afterPropertiesSet();
 			try (LockEngine engine = new LockEngine(leases, new JdbcConnectionLockRepository(leases.connections(), dataSource),
 					LockEngineSettings.of(new Backoff(Duration.ofMillis(2), Duration.ofMillis(50))))) {
-				assertThat(engine.namedLocksUnavailable()).hasValueSatisfying(
+				assertThat(engine.unavailable(DbLockMode.NAMED)).hasValueSatisfying(
 						(reason) -> assertThat(reason).contains("Galera cluster (wsrep_on=ON)", "GET_LOCK"));
-				assertThat(engine.transactionLocksUnavailable()).hasValueSatisfying(
+				assertThat(engine.unavailable(DbLockMode.TRANSACTION)).hasValueSatisfying(
 						(reason) -> assertThat(reason).contains("Galera cluster (wsrep_on=ON)", "lock rows on their own"));
 				assertThatExceptionOfType(DbLockException.class)
 					.isThrownBy(() -> engine.acquire(new LockRequest("galera", Duration.ZERO, Duration.ofSeconds(30),
 							false, Duration.ZERO, DbLockMode.NAMED)))
 					.withMessageContaining("wsrep_on=ON");
-				assertThat(engine.readWriteLocksUnavailable()).hasValueSatisfying(
+				assertThat(engine.unavailable(DbLockMode.READ)).hasValueSatisfying(
 						(reason) -> assertThat(reason).contains("Galera cluster (wsrep_on=ON)", "does not certify"));
 				assertThatExceptionOfType(DbLockException.class)
 					.isThrownBy(() -> engine.acquire(new LockRequest("galera", Duration.ZERO, Duration.ofSeconds(30),

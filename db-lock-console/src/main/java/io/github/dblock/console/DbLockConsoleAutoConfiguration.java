@@ -33,6 +33,8 @@ import org.springframework.web.servlet.function.ServerResponse;
  * {@code db-lock.console.roles} if set), and a release needs the CSRF token. A release is
  * answered only with {@code db-lock.console.allow-release=true} and the endpoint's access
  * unrestricted; otherwise it is refused with a 403 and the page shows no release button.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = DbLockEndpointAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)

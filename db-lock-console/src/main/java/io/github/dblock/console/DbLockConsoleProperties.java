@@ -8,6 +8,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
  * The db-lock console: {@code db-lock.console.*}.
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties("db-lock.console")
 public class DbLockConsoleProperties {

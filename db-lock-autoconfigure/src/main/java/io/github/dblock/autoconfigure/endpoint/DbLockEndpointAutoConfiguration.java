@@ -24,6 +24,8 @@ import org.springframework.context.annotation.Configuration;
  * actuator ({@code spring-boot-actuator-autoconfigure}) is on the classpath, when the
  * endpoint is available: its access not {@code management.endpoint.dblock.access=none},
  * and exposed ({@code management.endpoints.web.exposure.include=dblock}, or over JMX).
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = DbLockAutoConfiguration.class)
 @ConditionalOnClass(value = Endpoint.class,

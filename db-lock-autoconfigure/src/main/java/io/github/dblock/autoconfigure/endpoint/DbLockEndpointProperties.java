@@ -4,6 +4,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
  * The {@code dblock} actuator endpoint: {@code db-lock.endpoint.*}.
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties("db-lock.endpoint")
 public class DbLockEndpointProperties {

@@ -20,6 +20,8 @@ import org.springframework.context.annotation.Configuration;
  * The {@code dbLock} health indicator ({@link DbLockHealthIndicator}), where Spring Boot's
  * health support ({@code spring-boot-health}) is on the classpath; off with
  * {@code management.health.db-lock.enabled=false}.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = DbLockAutoConfiguration.class)
 @ConditionalOnClass(HealthIndicator.class)

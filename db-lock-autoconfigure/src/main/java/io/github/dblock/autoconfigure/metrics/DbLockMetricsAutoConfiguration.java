@@ -21,6 +21,8 @@ import org.springframework.context.annotation.Bean;
  * db-lock's Micrometer meters ({@link DbLockMetrics}), where Micrometer is on the classpath;
  * off with {@code db-lock.metrics.enabled=false}. The meters are a {@link MeterBinder} that
  * Spring Boot's metrics binds to the application's registries.
+ *
+ * @since 0.1.0
  */
 @AutoConfiguration(after = DbLockAutoConfiguration.class)
 @ConditionalOnClass(MeterBinder.class)

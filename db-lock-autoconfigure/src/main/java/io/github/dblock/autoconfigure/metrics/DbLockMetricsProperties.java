@@ -4,6 +4,8 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
  * db-lock's Micrometer meters: {@code db-lock.metrics.*}.
+ *
+ * @since 0.1.0
  */
 @ConfigurationProperties("db-lock.metrics")
 public class DbLockMetricsProperties {

@@ -38,9 +38,9 @@ import org.springframework.dao.DataAccessException;
  * lost and logged at ERROR. Between two checks, a handle cannot know.</li>
  * </ul>
  */
-final class NamedMode extends AbstractLockStrategy {
+final class NamedStrategy extends AbstractLockStrategy {
 
-	private static final Log logger = LogFactory.getLog(NamedMode.class);
+	private static final Log logger = LogFactory.getLog(NamedStrategy.class);
 
 	/** How often the connections of held locks are checked. */
 	static final Duration CHECK_INTERVAL = Duration.ofSeconds(1);
@@ -61,7 +61,7 @@ final class NamedMode extends AbstractLockStrategy {
 
 	private final OwnerIds ownerIds = new OwnerIds();
 
-	NamedMode(ConnectionLockRepository repository, Backoff backoff, Events events, LockScheduler scheduler) {
+	NamedStrategy(ConnectionLockRepository repository, Backoff backoff, Events events, LockScheduler scheduler) {
 		this.repository = repository;
 		this.events = events;
 		this.backoff = backoff;
@@ -300,7 +300,7 @@ final class NamedMode extends AbstractLockStrategy {
 		volatile boolean done;
 
 		/** This hold's owner id, for the listeners (the server's lock has none). */
-		final String owner = NamedMode.this.ownerIds.next();
+		final String owner = NamedStrategy.this.ownerIds.next();
 
 		NamedHold(String key, LocalNamed local, NamedLock lock) {
 			this.key = key;
@@ -334,8 +334,8 @@ final class NamedMode extends AbstractLockStrategy {
 			if (this.lostSince == null) {
 				this.lostSince = Instant.now();
 				logger.error("Named lock '" + this.key + "' lost: " + why);
-				NamedMode.this.events.lost(this.key, DbLockMode.NAMED);
-				NamedMode.this.events.holdEnded(this.key, DbLockMode.NAMED, this.owner, true);
+				NamedStrategy.this.events.lost(this.key, DbLockMode.NAMED);
+				NamedStrategy.this.events.holdEnded(this.key, DbLockMode.NAMED, this.owner, true);
 			}
 		}
 

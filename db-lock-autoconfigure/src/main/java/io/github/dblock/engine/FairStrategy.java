@@ -41,9 +41,9 @@ import org.springframework.dao.DataAccessException;
  * <li>A thread that holds a key takes it again with no statement.</li>
  * </ul>
  */
-final class FairMode extends AbstractLockStrategy {
+final class FairStrategy extends AbstractLockStrategy {
 
-	private static final Log logger = LogFactory.getLog(FairMode.class);
+	private static final Log logger = LogFactory.getLog(FairStrategy.class);
 
 	private final FairLockRepository queue;
 
@@ -62,7 +62,7 @@ final class FairMode extends AbstractLockStrategy {
 	/** The tickets that failed enqueues may have written. */
 	private final Orphans orphans;
 
-	FairMode(FairLockRepository queue, LockEngineSettings settings, Events events, LockScheduler scheduler) {
+	FairStrategy(FairLockRepository queue, LockEngineSettings settings, Events events, LockScheduler scheduler) {
 		this.queue = queue;
 		this.orphans = new Orphans("tickets", queue::abandonAll, scheduler);
 		this.settings = settings;

@@ -44,9 +44,9 @@ import org.jspecify.annotations.Nullable;
  * the next local writer holds back, as in the lease mode ({@link LocalTurn}), so that
  * another JVM gets the key within its wait.
  */
-final class ReadWriteMode extends AbstractLockStrategy {
+final class ReadWriteStrategy extends AbstractLockStrategy {
 
-	private static final Log logger = LogFactory.getLog(ReadWriteMode.class);
+	private static final Log logger = LogFactory.getLog(ReadWriteStrategy.class);
 
 	private final ReadWriteLockRepository repository;
 
@@ -68,7 +68,7 @@ final class ReadWriteMode extends AbstractLockStrategy {
 
 	private final Availability availability;
 
-	ReadWriteMode(ReadWriteLockRepository repository, LockEngineSettings settings, Events events,
+	ReadWriteStrategy(ReadWriteLockRepository repository, LockEngineSettings settings, Events events,
 			LockScheduler scheduler) {
 		this.repository = repository;
 		this.attempts = new ReadWriteAttempts(this, repository, settings, scheduler);
@@ -336,24 +336,24 @@ final class ReadWriteMode extends AbstractLockStrategy {
 		/** A read/write hold is never handed on: {@code newHolder} is always false. */
 		@Override
 		public Optional<Instant> extend(Lease lease, Duration duration, boolean newHolder) {
-			return ReadWriteMode.this.repository.renew(lease, duration,
-					ReadWriteMode.this.writers.contains(lease.owner()));
+			return ReadWriteStrategy.this.repository.renew(lease, duration,
+					ReadWriteStrategy.this.writers.contains(lease.owner()));
 		}
 
 		@Override
 		public List<Optional<Instant>> extendAll(List<Lease> leases, Duration duration, boolean newHolder) {
 			// a failure fails the batch: the watchdog then renews each alone
-			return ReadWriteMode.this.repository.renewAll(leases, duration, ReadWriteMode.this.writers);
+			return ReadWriteStrategy.this.repository.renewAll(leases, duration, ReadWriteStrategy.this.writers);
 		}
 
 		@Override
 		public boolean release(Lease lease, Duration minimumHold) {
-			return ReadWriteMode.this.repository.release(lease, ReadWriteMode.this.writers.contains(lease.owner()));
+			return ReadWriteStrategy.this.repository.release(lease, ReadWriteStrategy.this.writers.contains(lease.owner()));
 		}
 
 		@Override
 		public boolean cede(Lease lease, Duration wantedWithin) {
-			return ReadWriteMode.this.repository.cede(lease, wantedWithin);
+			return ReadWriteStrategy.this.repository.cede(lease, wantedWithin);
 		}
 
 	}

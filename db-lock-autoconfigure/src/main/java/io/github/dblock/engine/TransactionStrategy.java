@@ -39,9 +39,9 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * the transaction's earlier holds are lost at once ({@code isHeld()} is {@code false}) and
  * nothing more is locked in what is left of it.
  */
-final class TransactionMode extends AbstractLockStrategy {
+final class TransactionStrategy extends AbstractLockStrategy {
 
-	private static final Log logger = LogFactory.getLog(TransactionMode.class);
+	private static final Log logger = LogFactory.getLog(TransactionStrategy.class);
 
 	private final ConnectionLockRepository repository;
 
@@ -56,7 +56,7 @@ final class TransactionMode extends AbstractLockStrategy {
 	/** The rows locked now by the transactions of this JVM. */
 	private final Set<RowHold> held = ConcurrentHashMap.newKeySet();
 
-	TransactionMode(ConnectionLockRepository repository, Backoff backoff, Events events) {
+	TransactionStrategy(ConnectionLockRepository repository, Backoff backoff, Events events) {
 		this.repository = repository;
 		this.events = events;
 		this.backoff = backoff;
@@ -222,7 +222,7 @@ final class TransactionMode extends AbstractLockStrategy {
 	}
 
 	/** Unbinds the holds when the transaction ends (or is suspended, to bind them again after). */
-	private record EndWithTransaction(TransactionMode mode, Holds holds) implements TransactionSynchronization {
+	private record EndWithTransaction(TransactionStrategy mode, Holds holds) implements TransactionSynchronization {
 
 		@Override
 		public void suspend() {
@@ -272,7 +272,7 @@ final class TransactionMode extends AbstractLockStrategy {
 		final String key;
 
 		/** This hold's owner id, for the listeners (the row lock has none). */
-		final String owner = TransactionMode.this.ownerIds.next();
+		final String owner = TransactionStrategy.this.ownerIds.next();
 
 		private final Holds holds;
 
@@ -340,7 +340,7 @@ final class TransactionMode extends AbstractLockStrategy {
 							+ "transaction ran; it ended with the transaction");
 				}
 				try {
-					this.token = TransactionMode.this.repository.nextTransactionToken(this.key);
+					this.token = TransactionStrategy.this.repository.nextTransactionToken(this.key);
 				}
 				catch (DataAccessException ex) {
 					throw new DbLockException("Could not count the fencing token of lock '" + this.key
