@@ -17,7 +17,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /** A ticket of this JVM: waiting, then held by its thread with a reentrant count. */
-final class FairTicket implements FairHandle.Hold {
+final class FairTicket implements Handle.Source {
 
 	private static final Log logger = LogFactory.getLog(FairTicket.class);
 
@@ -69,7 +69,7 @@ final class FairTicket implements FairHandle.Hold {
 
 	LockHandle reenter() {
 		this.count.incrementAndGet();
-		return new FairHandle(this);
+		return new Handle(this);
 	}
 
 	long remainingNanos() {

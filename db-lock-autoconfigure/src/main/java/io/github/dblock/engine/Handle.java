@@ -2,34 +2,72 @@ package io.github.dblock.engine;
 
 import java.time.Instant;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 
-/** One acquisition's view of a lease hold: closing it twice counts down once. */
-final class Handle extends ListedHandle {
+import io.github.dblock.DbLockContextHolder;
+import io.github.dblock.LockHandle;
 
-	private final Hold hold;
+/**
+ * One acquisition's view of a hold, in every mode: listed among the acquiring thread's
+ * {@link HeldLocks} until closed; closing it twice counts its hold down once.
+ */
+final class Handle implements LockHandle {
 
-	Handle(Hold hold) {
+	/** What a handle shows of its mode's hold, and how it gives it back. */
+	interface Source {
+
+		String key();
+
+		/** The fencing token (for the transaction and named modes, drawn on first use). */
+		long token();
+
+		/**
+		 * When the hold's lease ends as this JVM knows it; {@link Instant#MAX} for a hold
+		 * without a lease (the transaction and named modes).
+		 */
+		default Instant expiresAt() {
+			return Instant.MAX;
+		}
+
+		boolean isHeld();
+
+		Optional<Instant> lostSince();
+
+		/** One handle of the hold is closed. */
+		void countDown();
+
+	}
+
+	private final Source hold;
+
+	private final AtomicBoolean open = new AtomicBoolean(true);
+
+	/** The acquiring thread's handles, in which this one is listed until closed. */
+	private final DbLockContextHolder.Entry context;
+
+	Handle(Source hold) {
 		this.hold = hold;
+		this.context = HeldLocks.push(this);
 	}
 
 	@Override
 	public String key() {
-		return this.hold.lease.lease.key();
+		return this.hold.key();
 	}
 
 	@Override
 	public long fencingToken() {
-		return this.hold.fencingToken();
+		return this.hold.token();
 	}
 
 	@Override
 	public Instant expiresAt() {
-		return this.hold.lease.expiresAt;
+		return this.hold.expiresAt();
 	}
 
 	@Override
 	public boolean isHeld() {
-		return isOpen() && this.hold.isHeld();
+		return this.open.get() && this.hold.isHeld();
 	}
 
 	@Override
@@ -38,13 +76,18 @@ final class Handle extends ListedHandle {
 	}
 
 	@Override
-	void closed() {
-		this.hold.countDown();
+	public void close() {
+		if (this.open.compareAndSet(true, false)) {
+			HeldLocks.remove(this.context, this);
+			this.hold.countDown();
+		}
 	}
 
+	/** Names the token only where it is known without a statement (a leased hold's). */
 	@Override
 	public String toString() {
-		return "LockHandle[key=" + key() + ", token=" + fencingToken() + ", expiresAt=" + expiresAt() + "]";
+		String token = (this.hold instanceof Hold leased) ? ", token=" + leased.token() : "";
+		return "LockHandle[key=" + key() + token + ", expiresAt=" + expiresAt() + "]";
 	}
 
 }

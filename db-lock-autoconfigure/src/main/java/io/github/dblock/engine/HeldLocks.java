@@ -35,12 +35,12 @@ public final class HeldLocks {
 	}
 
 	/** Lists a new handle of the current thread; returns its entry, to remove it by. */
-	static DbLockContextHolder.Entry push(ListedHandle handle) {
+	static DbLockContextHolder.Entry push(Handle handle) {
 		return DbLockContextHolder.add(handle);
 	}
 
 	/** Removes a closed handle from the list of the thread that acquired it. */
-	static void remove(DbLockContextHolder.Entry held, ListedHandle handle) {
+	static void remove(DbLockContextHolder.Entry held, Handle handle) {
 		held.remove();
 	}
 

@@ -16,7 +16,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * One local acquisition of a lease, by one thread, with its reentrant count; the lease is
  * released (or handed on) when the count comes back to zero.
  */
-final class Hold {
+final class Hold implements Handle.Source {
 
 	final HeldLease lease;
 
@@ -51,8 +51,19 @@ final class Hold {
 		lease.holder = this;
 	}
 
+	@Override
+	public String key() {
+		return this.lease.lease.key();
+	}
+
+	@Override
+	public Instant expiresAt() {
+		return this.lease.expiresAt;
+	}
+
 	/** Larger than every earlier holder's: the database's token, then the local sequence. */
-	long fencingToken() {
+	@Override
+	public long token() {
 		return (this.lease.lease.token() << HeldLease.HANDOFF_BITS) | this.sequence;
 	}
 
@@ -131,7 +142,8 @@ final class Hold {
 		release.run();
 	}
 
-	void countDown() {
+	@Override
+	public void countDown() {
 		if (this.count.decrementAndGet() == 0) {
 			this.release.accept(this);
 		}
@@ -143,11 +155,13 @@ final class Hold {
 		}
 	}
 
-	boolean isHeld() {
+	@Override
+	public boolean isHeld() {
 		return !this.done && this.lostSince == null && this.lease.isValid();
 	}
 
-	Optional<Instant> lostSince() {
+	@Override
+	public Optional<Instant> lostSince() {
 		Instant lost = this.lostSince;
 		if (lost == null && !this.done && this.lease.remainingNanos() < 0) {
 			// its time is over on the local clock: another owner may hold the key

@@ -273,7 +273,7 @@ final class NamedStrategy extends AbstractLockStrategy {
 	}
 
 	/** A named lock held by one thread, with its reentrant count and its token once drawn. */
-	private final class NamedHold implements UnleasedHandle.Hold {
+	private final class NamedHold implements Handle.Source {
 
 		final String key;
 
@@ -310,7 +310,7 @@ final class NamedStrategy extends AbstractLockStrategy {
 
 		LockHandle reenter() {
 			this.count.incrementAndGet();
-			return new UnleasedHandle(this);
+			return new Handle(this);
 		}
 
 		@Override

@@ -256,7 +256,7 @@ final class TransactionStrategy extends AbstractLockStrategy {
 			TransactionSynchronizationManager.unbindResourceIfPossible(this.mode);
 			// the transaction ended the locks: their handles leave the thread's list, closed or not
 			for (RowHold hold : this.holds.byKey.values()) {
-				hold.handles.forEach(UnleasedHandle::close);
+				hold.handles.forEach(Handle::close);
 				this.mode.held.remove(hold);
 				this.mode.events.released(hold.key, DbLockMode.TRANSACTION,
 						System.nanoTime() - hold.startedAt);
@@ -267,7 +267,7 @@ final class TransactionStrategy extends AbstractLockStrategy {
 	}
 
 	/** A key's row locked by one transaction, and its token once drawn. */
-	private final class RowHold implements UnleasedHandle.Hold {
+	private final class RowHold implements Handle.Source {
 
 		final String key;
 
@@ -283,7 +283,7 @@ final class TransactionStrategy extends AbstractLockStrategy {
 		private final ReentrantLock io = new ReentrantLock();
 
 		/** Its handles, which the end of the transaction closes. */
-		final List<UnleasedHandle> handles = new ArrayList<>();
+		final List<Handle> handles = new ArrayList<>();
 
 		private long token;
 
@@ -293,7 +293,7 @@ final class TransactionStrategy extends AbstractLockStrategy {
 		}
 
 		LockHandle handle() {
-			UnleasedHandle handle = new UnleasedHandle(this);
+			Handle handle = new Handle(this);
 			this.handles.add(handle);
 			return handle;
 		}
