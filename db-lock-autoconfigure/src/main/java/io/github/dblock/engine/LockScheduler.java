@@ -60,6 +60,9 @@ public final class LockScheduler {
 
 	private static final Log logger = LogFactory.getLog(LockScheduler.class);
 
+	/** How soon a task that could not be handed to a worker is tried again, at the least. */
+	private static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
+
 	private final ScheduledThreadPoolExecutor timer;
 
 	private final ThreadPoolExecutor workers;
@@ -274,6 +277,17 @@ public final class LockScheduler {
 			catch (RejectedExecutionException ex) {
 				// the scheduler stopped meanwhile
 				cancel(false);
+			}
+			catch (Throwable ex) {
+				// no worker could be had (no thread left): tried again, never dropped in silence
+				logger.error("Could not hand a task of " + this.group.threadPrefix + " to a worker; it is tried again",
+						ex);
+				try {
+					arm(Math.max(this.delayNanos, RETRY_NANOS));
+				}
+				catch (RejectedExecutionException rejected) {
+					cancel(false);
+				}
 			}
 		}
 

@@ -55,6 +55,9 @@ final class Orphans implements AutoCloseable {
 
 	private final AtomicBoolean scheduled = new AtomicBoolean();
 
+	/** Whether an orphan came since the current run began. */
+	private volatile boolean fresh;
+
 	/** The next recheck's interval; back to {@link #RETRY_MILLIS} when an orphan comes. */
 	private volatile long recheckMillis = RETRY_MILLIS;
 
@@ -89,6 +92,7 @@ final class Orphans implements AutoCloseable {
 		}
 		this.pending.add(new Orphan(key, owner, System.nanoTime() + lease.toNanos()));
 		this.recheckMillis = RETRY_MILLIS;
+		this.fresh = true;
 		schedule(0);
 	}
 
@@ -103,8 +107,9 @@ final class Orphans implements AutoCloseable {
 		}
 	}
 
+	/** Runs one at a time: {@code scheduled} stays set until the run has ended. */
 	private void deleteAll() {
-		this.scheduled.set(false);
+		this.fresh = false;
 		long next = this.recheckMillis;
 		this.recheckMillis = Math.min(next * 2, MAX_RECHECK_MILLIS);
 		try {
@@ -136,6 +141,11 @@ final class Orphans implements AutoCloseable {
 		catch (Throwable ex) {
 			next = RETRY_MILLIS;
 			logger.error("Could not delete the " + this.rows + " of failed attempts; trying again", ex);
+		}
+		this.scheduled.set(false);
+		if (this.fresh) {
+			// abandoned during this run: deleted soon, not after the run's back-off
+			next = 0;
 		}
 		if (!this.pending.isEmpty()) {
 			schedule(next);
