@@ -5,6 +5,8 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 import io.github.dblock.engine.LockScheduler;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
@@ -14,6 +16,8 @@ import org.springframework.context.SmartLifecycle;
  * {@link #start()} to {@link #stop()}, in the phase {@link #PHASE}.
  */
 abstract class PeriodicJob implements SmartLifecycle {
+
+	private static final Log logger = LogFactory.getLog(PeriodicJob.class);
 
 	/**
 	 * Below the engine's shutdown in the auto-configuration
@@ -55,8 +59,8 @@ abstract class PeriodicJob implements SmartLifecycle {
 	}
 
 	/**
-	 * Runs the job every interval, the first time after one interval.
-	 * @throws IllegalStateException if the engine has shut down
+	 * Runs the job every interval, the first time after one interval; once the engine has
+	 * shut down (a context stopped and started again), it does not run, and says so at WARN.
 	 */
 	@Override
 	public void start() {
@@ -64,7 +68,14 @@ abstract class PeriodicJob implements SmartLifecycle {
 			if (this.tasks != null) {
 				return;
 			}
-			LockScheduler.Tasks tasks = this.scheduler.tasks(this.name);
+			LockScheduler.Tasks tasks;
+			try {
+				tasks = this.scheduler.tasks(this.name);
+			}
+			catch (IllegalStateException ex) {
+				logger.warn("The " + this.name + " does not start: " + ex.getMessage());
+				return;
+			}
 			long nanos = this.interval.toNanos();
 			this.run = tasks.scheduleWithFixedDelay(this::runLogged, nanos, nanos, TimeUnit.NANOSECONDS);
 			this.tasks = tasks;

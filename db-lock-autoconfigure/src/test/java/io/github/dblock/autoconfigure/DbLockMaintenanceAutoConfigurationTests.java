@@ -73,6 +73,17 @@ class DbLockMaintenanceAutoConfigurationTests {
 	}
 
 	@Test
+	void aContextStoppedAndStartedAgainStartsWithTheJobsIdleOnTheShutDownEngine() {
+		this.contextRunner.withPropertyValues("db-lock.recovery.max-hold=10m").run((context) -> {
+			context.stop();
+			assertThat(context.getBean(LockEngine.class).scheduler().isTerminated()).isTrue();
+			context.start();
+			assertThat(context.getBean(LockReaper.class).isRunning()).isFalse();
+			assertThat(context.getBean(LockRecovery.class).isRunning()).isFalse();
+		});
+	}
+
+	@Test
 	void theReaperIsOffWhenDisabledAndTheLogAndRecoveryUnlessAskedFor() {
 		this.contextRunner.withPropertyValues("db-lock.reaper.enabled=false")
 			.run((context) -> assertThat(context).doesNotHaveBean(LockReaper.class)
