@@ -10,7 +10,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.github.dblock.jdbc.FairLockRepository;
 import io.github.dblock.jdbc.FairLockRepository.Ticket;
@@ -25,10 +24,13 @@ import org.jspecify.annotations.Nullable;
  * renewed lease): every tick, one statement per lease length for the tickets that are due
  * and those due within half a period, so that their renewals fall in step (up to
  * {@link #MAX_BATCH} a statement); a renewal that fails is tried again at the next tick; a
- * ticket found gone, or whose local deadline passed, is marked lost;</li>
- * <li>every {@link #REAP_INTERVAL}, deletes the expired tickets of waiters and holders
- * that died (harmless when several JVMs do it).</li>
+ * ticket found gone is marked lost;</li>
+ * <li>every tick, on the scheduler's timer (which never waits for the database), marks lost
+ * every ticket whose local deadline passed, so that a renewal stuck on the database never
+ * delays the report, as the {@link LeaseWatchdog} does for leases.</li>
  * </ul>
+ * The expired tickets of waiters and holders that died are deleted by the reaper, with the
+ * other tables' expired rows.
  */
 final class FairRenewal implements AutoCloseable {
 
@@ -36,11 +38,6 @@ final class FairRenewal implements AutoCloseable {
 
 	/** The most tickets renewed by one statement. */
 	static final int MAX_BATCH = 128;
-
-	/** How often expired tickets (of waiters and holders that died) are deleted. */
-	static final Duration REAP_INTERVAL = Duration.ofMinutes(1);
-
-	private static final int REAP_BATCH = 500;
 
 	private static final long MIN_TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
@@ -51,23 +48,15 @@ final class FairRenewal implements AutoCloseable {
 
 	private final LockScheduler.Tasks executor;
 
-	private final AtomicBoolean reaping = new AtomicBoolean();
-
 	private volatile long tick = Long.MAX_VALUE;
 
 	private @Nullable ScheduledFuture<?> renewal;
 
+	private @Nullable ScheduledFuture<?> checker;
+
 	FairRenewal(FairLockRepository queue, LockScheduler scheduler) {
 		this.queue = queue;
 		this.executor = scheduler.tasks("fair");
-	}
-
-	/** Starts the reaping of expired tickets, once: at the mode's first use. */
-	void startReaping() {
-		if (this.reaping.compareAndSet(false, true) && !this.executor.isShutdown()) {
-			long reap = REAP_INTERVAL.toNanos();
-			this.executor.scheduleWithFixedDelay(() -> never(this::reap), reap, reap, TimeUnit.NANOSECONDS);
-		}
 	}
 
 	/** Renews a ticket every {@link FairTicket#renewalPeriod} from now on. */
@@ -83,9 +72,14 @@ final class FairRenewal implements AutoCloseable {
 					if (this.renewal != null) {
 						this.renewal.cancel(false);
 					}
+					if (this.checker != null) {
+						this.checker.cancel(false);
+					}
 					this.tick = wanted;
 					this.renewal = this.executor.scheduleWithFixedDelay(() -> never(this::renewDue), wanted, wanted,
 							TimeUnit.NANOSECONDS);
+					this.checker = this.executor.scheduleNonBlockingWithFixedDelay(() -> never(this::markEnded), wanted,
+							wanted, TimeUnit.NANOSECONDS);
 				}
 			}
 		}
@@ -108,6 +102,14 @@ final class FairRenewal implements AutoCloseable {
 		}
 		catch (Throwable ex) {
 			logger.error("The fair lock's renewal failed; it goes on at its next tick", ex);
+		}
+	}
+
+	private void markEnded() {
+		for (FairTicket ticket : this.renewing) {
+			if (!ticket.ended && ticket.lostAt == null && ticket.remainingNanos() <= 0) {
+				ticket.lost("it was not renewed before its lease ended on the local clock", false);
+			}
 		}
 	}
 
@@ -166,19 +168,6 @@ final class FairRenewal implements AutoCloseable {
 				ticket.localDeadline = sentAt + duration.toNanos();
 				ticket.nextRenewal = sentAt + ticket.renewalPeriod;
 			}
-		}
-	}
-
-	private void reap() {
-		try {
-			int deleted;
-			do {
-				deleted = this.queue.deleteExpired(REAP_BATCH);
-			}
-			while (deleted == REAP_BATCH);
-		}
-		catch (RuntimeException ex) {
-			logger.warn("Could not delete expired fair lock tickets; trying again at the next run", ex);
 		}
 	}
 

@@ -186,7 +186,6 @@ final class FairStrategy extends AbstractLockStrategy {
 	}
 
 	private FairTicket enqueue(LockRequest request, FairKey local, boolean waits, long renewalPeriod) {
-		this.renewal.startReaping();
 		String owner = this.ownerIds.next();
 		long sentAt = System.nanoTime();
 		Ticket ticket;

@@ -45,6 +45,7 @@ import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
@@ -637,6 +638,40 @@ abstract class FairModeContractTests {
 	}
 
 	/**
+	 * A held ticket whose renewal is stuck on the database (every renewal statement stalls)
+	 * is reported lost (the listeners' {@code lost}, the ERROR log) when its lease ends on the
+	 * local clock, while the renewal still waits.
+	 */
+	@Test
+	void aTicketWhoseRenewalIsStuckIsReportedLostWhenItsLeaseEnds() throws Exception {
+		CountDownLatch stall = new CountDownLatch(1);
+		CountDownLatch reported = new CountDownLatch(1);
+		try (LockEngine renewing = new LockEngine(this.leases,
+				new LockEngineSettings(BACKOFF, Duration.ofMillis(100), Duration.ofMillis(50)))) {
+			renewing.addListener(new LockListener() {
+				@Override
+				public void lost(String key, DbLockMode mode) {
+					if (key.equals("stuck-renewal")) {
+						reported.countDown();
+					}
+				}
+			});
+			LockHandle handle = renewing.acquire(new LockRequest("stuck-renewal", LONG_WAIT, Duration.ofMillis(600), true,
+					Duration.ZERO, DbLockMode.FAIR));
+			int before = this.leases.stalledRenewals.get();
+			this.leases.stallRenewals = stall;
+			assertThat(reported.await(LONG_WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+			assertThat(this.leases.stalledRenewals.get()).isGreaterThan(before);
+			assertThat(stall.getCount()).as("the renewal still waits on the database").isOne();
+			assertThat(handle.isHeld()).isFalse();
+		}
+		finally {
+			this.leases.stallRenewals = null;
+			stall.countDown();
+		}
+	}
+
+	/**
 	 * An enqueue whose statement the client gave up on (it stalled past the statement
 	 * timeout, here in a test-only trigger that stalls a key's first ticket) and that commits
 	 * after the first clean-up found nothing leaves no ghost ticket at the queue's head: it is
@@ -719,6 +754,11 @@ abstract class FairModeContractTests {
 		/** Whether every leave fails before it reaches the database: the tickets stay. */
 		volatile boolean failLeaves;
 
+		/** While set, every renewal waits for it: the database stalls the renewals. */
+		volatile @Nullable CountDownLatch stallRenewals;
+
+		final AtomicInteger stalledRenewals = new AtomicInteger();
+
 		final AtomicInteger failedLeaves = new AtomicInteger();
 
 		private volatile @Nullable FairLockRepository counting;
@@ -766,6 +806,16 @@ abstract class FairModeContractTests {
 			public List<Boolean> renewAll(List<Ticket> tickets, Duration lease) {
 				CountingRepository.this.statements.incrementAndGet();
 				CountingRepository.this.largestRenewal.accumulateAndGet(tickets.size(), Math::max);
+				CountDownLatch stall = CountingRepository.this.stallRenewals;
+				if (stall != null) {
+					CountingRepository.this.stalledRenewals.incrementAndGet();
+					try {
+						stall.await();
+					}
+					catch (InterruptedException ex) {
+						Thread.currentThread().interrupt();
+					}
+				}
 				return this.delegate.renewAll(tickets, lease);
 			}
 
