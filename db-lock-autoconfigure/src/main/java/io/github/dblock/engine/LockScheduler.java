@@ -42,8 +42,7 @@ import org.springframework.scheduling.concurrent.CustomizableThreadFactory;
  * {@link ScheduledThreadPoolExecutor}).</li>
  * <li>The threads are daemon threads. The scheduler stops once its engine has shut down
  * ({@link #shutdown()}) and every group has been shut down: the engine shuts down its own,
- * and a job that uses the scheduler shuts down its own when it stops, whichever is
- * last.</li>
+ * a job its own when it stops, whichever is last.</li>
  * </ul>
  *
  * @since 0.1.0
@@ -60,7 +59,7 @@ public final class LockScheduler {
 
 	private static final Log logger = LogFactory.getLog(LockScheduler.class);
 
-	/** How soon a task that could not be handed to a worker is tried again, at the least. */
+	/** The least time before a task that could not be handed to a worker is tried again. */
 	private static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
 
 	private final ScheduledThreadPoolExecutor timer;
@@ -280,8 +279,7 @@ public final class LockScheduler {
 			}
 			catch (Throwable ex) {
 				// no worker could be had (no thread left): tried again, never dropped in silence
-				logger.error("Could not hand a task of " + this.group.threadPrefix + " to a worker; it is tried again",
-						ex);
+				logger.error("Could not hand a task of " + this.group.threadPrefix + " to a worker; trying again", ex);
 				try {
 					arm(Math.max(this.delayNanos, RETRY_NANOS));
 				}
