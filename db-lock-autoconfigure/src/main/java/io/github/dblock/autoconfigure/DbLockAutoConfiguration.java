@@ -152,7 +152,7 @@ public final class DbLockAutoConfiguration {
 		if (!connections.boundsPoolWait()) {
 			logger.info("db-lock: its DataSource is a " + lockDataSource.dataSource().getClass().getName()
 					+ ", not a HikariDataSource: a lock call's wait for a pool connection is that pool's own, outside "
-					+ "the bound of its wait plus db-lock.statement-timeout (see the README, \"A stalled database "
+					+ "the bound of its wait plus db-lock.statement-timeout (see docs/guarantees.md, \"A stalled database "
 					+ "does not hold a caller\"). Give db-lock a HikariDataSource (or db-lock.pool.size) to bound it.");
 		}
 		return connections;

@@ -72,13 +72,13 @@ final class DbLockServerCheck {
 									+ "or set spring.datasource.hikari.connection-init-sql=SET SESSION wsrep_sync_wait=15.");
 		}
 		if (failover != null) {
-			logger.warn(failover + " (see the README, \"Replicated and clustered databases\")");
+			logger.warn(failover + " (see docs/clustered-databases.md)");
 		}
 		if (driverFailover != null) {
 			logger.warn(driverFailover);
 		}
 		if (tokenOrder != null) {
-			logger.warn("db-lock: " + tokenOrder + " (see the README, \"What it does not guarantee\")");
+			logger.warn("db-lock: " + tokenOrder + " (see docs/guarantees.md, \"What it does not guarantee\")");
 		}
 		if (cluster != null) {
 			logger.info("db-lock: " + cluster + ". The lease mode holds here: its rows are certified cluster-wide, and "

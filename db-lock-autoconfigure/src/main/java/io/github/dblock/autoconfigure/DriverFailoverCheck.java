@@ -71,7 +71,7 @@ final class DriverFailoverCheck {
 				+ "): a lock statement whose host dies waits for the driver to reconnect, up to retriesAllDown x "
 				+ "(connectTimeout + 250 ms) = " + failover.toMillis() + " ms, beyond db-lock.statement-timeout ("
 				+ statementTimeout.toMillis() + " ms), and a caller waits that long past its wait. Limit it on the URL, "
-				+ "e.g. " + RECOMMENDED + " (1500 ms; see the README, \"Replicated and clustered databases\")";
+				+ "e.g. " + RECOMMENDED + " (1500 ms; see docs/clustered-databases.md)";
 	}
 
 	private static long option(String url, String name, long fallback) {

@@ -15,7 +15,7 @@ import org.springframework.transaction.annotation.Transactional;
  * committed: a second click waits, then finds the order paid and gets the same receipt. The
  * order is read with {@code SELECT ... FOR UPDATE} and written only with a fencing token
  * larger than the last writer's, the pattern that stays safe when a holder stalls past its
- * lease (see the README, "What it does not guarantee").
+ * lease (see docs/guarantees.md, "What it does not guarantee").
  */
 @Service
 public class PaymentService {
