@@ -658,12 +658,18 @@ abstract class FairModeContractTests {
 			});
 			LockHandle handle = renewing.acquire(new LockRequest("stuck-renewal", LONG_WAIT, Duration.ofMillis(600), true,
 					Duration.ZERO, DbLockMode.FAIR));
-			int before = this.leases.stalledRenewals.get();
-			this.leases.stallRenewals = stall;
-			assertThat(reported.await(LONG_WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
-			assertThat(this.leases.stalledRenewals.get()).isGreaterThan(before);
-			assertThat(stall.getCount()).as("the renewal still waits on the database").isOne();
-			assertThat(handle.isHeld()).isFalse();
+			try {
+				int before = this.leases.stalledRenewals.get();
+				this.leases.stallRenewals = stall;
+				assertThat(reported.await(LONG_WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+				assertThat(this.leases.stalledRenewals.get()).isGreaterThan(before);
+				assertThat(stall.getCount()).as("the renewal still waits on the database").isOne();
+				assertThat(handle.isHeld()).isFalse();
+			}
+			finally {
+				// the thread's context is left empty for the tests after it
+				handle.close();
+			}
 		}
 		finally {
 			this.leases.stallRenewals = null;
