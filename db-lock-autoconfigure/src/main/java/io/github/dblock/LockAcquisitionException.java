@@ -21,7 +21,7 @@ public class LockAcquisitionException extends DbLockException {
 	 * @param waited how long the caller waited
 	 */
 	public LockAcquisitionException(String key, Duration waited) {
-		super("Could not acquire lock '" + key + "' within " + waited.toMillis() + " ms: held by another owner");
+		super("Could not acquire lock '" + key + "' within " + LockChecks.format(waited) + ": held by another owner");
 		this.key = key;
 		this.waited = waited;
 	}

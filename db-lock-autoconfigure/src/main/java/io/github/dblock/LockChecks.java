@@ -8,7 +8,8 @@ import org.jspecify.annotations.Nullable;
  * The rules a lock's key and times obey, in one place. {@link LockRequest} applies them to
  * every request; the template, the {@code @DbLock} start-up check and the start-up check of
  * {@code db-lock.*} properties apply them to what they are given, each naming in its message
- * where the value came from. The lock table's limit on a key's length is the engine's to
+ * where the value came from, and every message that shows a time writes it with
+ * {@link #format(Duration)}. The lock table's limit on a key's length is the engine's to
  * check, since the repository knows it.
  *
  * @since 0.1.0
@@ -87,6 +88,61 @@ public final class LockChecks {
 	 */
 	public static boolean allowsLease(DbLockMode mode, @Nullable Duration lease) {
 		return lease == null || mode.hasLease();
+	}
+
+	/**
+	 * Writes a duration as a person writes it, for messages: the largest units first, with
+	 * seconds to the millisecond ({@code 2s}, {@code 1.5s}, {@code 1m30s}, {@code 1h},
+	 * {@code 2d12h}); below one second in milliseconds ({@code 667ms}); below one
+	 * millisecond in microseconds or nanoseconds ({@code 250us}, {@code 40ns}). Values are
+	 * rounded to the unit shown; zero is {@code 0s}, a negative duration has a leading
+	 * {@code -}.
+	 * @param duration the duration
+	 * @return the text, such as {@code 667ms}
+	 */
+	public static String format(Duration duration) {
+		if (duration.isNegative()) {
+			return "-" + format(duration.negated());
+		}
+		long seconds = duration.getSeconds();
+		int nanos = duration.getNano();
+		if (seconds == 0 && nanos < 1_000_000) {
+			if (nanos == 0) {
+				return "0s";
+			}
+			if (nanos < 1_000) {
+				return nanos + "ns";
+			}
+			long micros = (nanos + 500) / 1_000;
+			return (micros < 1_000) ? micros + "us" : "1ms";
+		}
+		long millis = (nanos + 500_000) / 1_000_000;
+		if (millis == 1_000) {
+			seconds++;
+			millis = 0;
+		}
+		if (seconds == 0) {
+			return millis + "ms";
+		}
+		StringBuilder text = new StringBuilder();
+		appendUnit(text, seconds / 86_400, "d");
+		appendUnit(text, seconds % 86_400 / 3_600, "h");
+		appendUnit(text, seconds % 3_600 / 60, "m");
+		long secondsOfMinute = seconds % 60;
+		if (millis != 0) {
+			String fraction = Long.toString(1_000 + millis).substring(1).replaceAll("0+$", "");
+			text.append(secondsOfMinute).append('.').append(fraction).append('s');
+		}
+		else {
+			appendUnit(text, secondsOfMinute, "s");
+		}
+		return text.toString();
+	}
+
+	private static void appendUnit(StringBuilder text, long amount, String unit) {
+		if (amount != 0) {
+			text.append(amount).append(unit);
+		}
 	}
 
 }

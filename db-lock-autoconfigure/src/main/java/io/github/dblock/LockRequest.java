@@ -34,17 +34,18 @@ public record LockRequest(String key, Duration waitTime, Duration lease, boolean
 		Objects.requireNonNull(minimumHold, "minimumHold");
 		Objects.requireNonNull(mode, "mode");
 		if (!LockChecks.isValidWait(waitTime)) {
-			throw new DbLockException("Wait for lock '" + key + "' must not be negative, got " + waitTime);
+			throw new DbLockException("Wait for lock '" + key + "' must not be negative, got " + LockChecks.format(waitTime));
 		}
 		if (!LockChecks.isValidLease(lease)) {
-			throw new DbLockException("Lease of lock '" + key + "' must be positive, got " + lease);
+			throw new DbLockException("Lease of lock '" + key + "' must be positive, got " + LockChecks.format(lease));
 		}
 		if (!LockChecks.isValidMinimumHold(minimumHold)) {
-			throw new DbLockException("Minimum hold of lock '" + key + "' must not be negative, got " + minimumHold);
+			throw new DbLockException(
+					"Minimum hold of lock '" + key + "' must not be negative, got " + LockChecks.format(minimumHold));
 		}
 		if (!LockChecks.allowsMinimumHold(mode, minimumHold)) {
 			throw new DbLockException("Lock '" + key + "' in the " + mode + " mode cannot have a minimum hold ("
-					+ minimumHold + "): only a lease outlives its holder");
+					+ LockChecks.format(minimumHold) + "): only a lease outlives its holder");
 		}
 	}
 

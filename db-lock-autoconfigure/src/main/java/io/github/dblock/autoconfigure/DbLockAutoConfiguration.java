@@ -106,7 +106,7 @@ public final class DbLockAutoConfiguration {
 	@ConditionalOnMissingBean
 	SqlDialect dbLockSqlDialect(LockDataSource lockDataSource, DbLockProperties properties) {
 		SqlDialect dialect = dialect(lockDataSource.dataSource(), properties);
-		DbLockServerCheck.check(lockDataSource.dataSource(), dialect, properties.getStatementTimeout());
+		DbLockServerCheck.check(lockDataSource.dataSource(), dialect, properties.statementTimeout());
 		return dialect;
 	}
 
@@ -148,7 +148,7 @@ public final class DbLockAutoConfiguration {
 			ObjectProvider<DbLockConnectionPool> pool) {
 		DbLockConnectionPool own = pool.getIfAvailable();
 		LockConnections connections = new LockConnections((own != null) ? own.dataSource() : lockDataSource.dataSource(),
-				dialect, properties.getStatementTimeout());
+				dialect, properties.statementTimeout());
 		if (!connections.boundsPoolWait()) {
 			logger.info("db-lock: its DataSource is a " + lockDataSource.dataSource().getClass().getName()
 					+ ", not a HikariDataSource: a lock call's wait for a pool connection is that pool's own, outside "

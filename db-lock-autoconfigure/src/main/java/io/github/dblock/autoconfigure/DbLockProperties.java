@@ -1,6 +1,7 @@
 package io.github.dblock.autoconfigure;
 
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 
 import io.github.dblock.LostLeasePolicy;
 import io.github.dblock.jdbc.dialect.Database;
@@ -16,6 +17,12 @@ import org.springframework.core.Ordered;
  */
 @ConfigurationProperties("db-lock")
 public class DbLockProperties {
+
+	/**
+	 * The longest statement timeout db-lock chooses when {@code db-lock.statement-timeout}
+	 * is not set.
+	 */
+	static final Duration MAX_DEFAULT_STATEMENT_TIMEOUT = Duration.ofSeconds(2);
 
 	/**
 	 * Whether to enable db-lock.
@@ -80,12 +87,14 @@ public class DbLockProperties {
 	/**
 	 * Longest time one lock statement may take, from sending it to its reply (JDBC query
 	 * timeout in whole seconds rounded up, never 0, and the connection's network timeout,
-	 * restored after). A
-	 * stalled database then fails a caller within its wait plus this, and a renewal in time
-	 * to try again before its lease ends. It must be shorter than the renewal margin of the
-	 * default lease (the lease minus the renewal interval: two thirds of it by default).
+	 * restored after). A stalled database then fails a caller within its wait plus this, and
+	 * a renewal in time to try again before its lease ends. It must be shorter than the
+	 * renewal margin of the default lease (the lease minus the renewal interval: two thirds
+	 * of it by default). When not set, half that margin, in whole milliseconds and at most
+	 * 2s: a third of the default lease unless the watchdog interval is set (1s gives 333ms,
+	 * 6s or longer gives 2s).
 	 */
-	private Duration statementTimeout = Duration.ofSeconds(2);
+	private @Nullable Duration statementTimeout;
 
 	/**
 	 * Bean name of the DataSource that holds the lock table, for applications with several;
@@ -224,12 +233,38 @@ public class DbLockProperties {
 		this.dataSource = dataSource;
 	}
 
-	public Duration getStatementTimeout() {
+	public @Nullable Duration getStatementTimeout() {
 		return this.statementTimeout;
 	}
 
-	public void setStatementTimeout(Duration statementTimeout) {
+	public void setStatementTimeout(@Nullable Duration statementTimeout) {
 		this.statementTimeout = statementTimeout;
+	}
+
+	/**
+	 * The statement timeout db-lock uses: {@link #getStatementTimeout()} if set, else half
+	 * the {@link #renewalMargin() renewal margin} in whole milliseconds, at most
+	 * {@link #MAX_DEFAULT_STATEMENT_TIMEOUT}. Shorter than the margin whenever the margin is
+	 * at least 2ms.
+	 * @return the statement timeout
+	 */
+	Duration statementTimeout() {
+		if (this.statementTimeout != null) {
+			return this.statementTimeout;
+		}
+		Duration half = renewalMargin().dividedBy(2).truncatedTo(ChronoUnit.MILLIS);
+		return (half.compareTo(MAX_DEFAULT_STATEMENT_TIMEOUT) < 0) ? half : MAX_DEFAULT_STATEMENT_TIMEOUT;
+	}
+
+	/**
+	 * The time a renewal of the default lease has between its start and the lease's end:
+	 * the default lease minus the watchdog interval, or two thirds of the lease when no
+	 * interval is set.
+	 * @return the margin, not positive where the interval is not shorter than the lease
+	 */
+	Duration renewalMargin() {
+		Duration interval = this.watchdog.getInterval();
+		return this.defaultLease.minus((interval != null) ? interval : this.defaultLease.dividedBy(3));
 	}
 
 	public Schema getSchema() {

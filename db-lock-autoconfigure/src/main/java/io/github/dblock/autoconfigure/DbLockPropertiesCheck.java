@@ -9,7 +9,11 @@ import org.springframework.core.env.Environment;
 /**
  * Checks db-lock's properties at start-up, all at once, and fails with a
  * {@link DbLockConfigurationException} that names the first property out of range as the
- * user wrote it ({@code db-lock.default-wait=-5s}, not {@code PT-5S}) and says what to do.
+ * user wrote it ({@code db-lock.default-wait=-5s}, not {@code PT-5S}), writes every other
+ * duration with {@link LockChecks#format(Duration)}, and says what to do. Only values the
+ * user set fail it: a statement timeout left unset is chosen to fit the default lease
+ * ({@link DbLockProperties#statementTimeout()}), so that a lease too short for any fails
+ * naming the lease.
  */
 final class DbLockPropertiesCheck {
 
@@ -33,7 +37,9 @@ final class DbLockPropertiesCheck {
 			fail("db-lock.default-wait", p.getDefaultWait(), "must not be negative: use 0 for no wait",
 					"Set 0 or a positive duration.");
 		}
-		notNegative("db-lock.local-turn", p.getLocalTurn(), "use 0 to hand a lock to another instance at once");
+		// the engine takes no zero turn: 0 would pass here and fail later, outside this check
+		positive("db-lock.local-turn", p.getLocalTurn(),
+				"a turn must last some time (1ms hands a lock to another instance almost at once)");
 		positive("db-lock.backoff.initial", p.getBackoff().getInitial(), "a pause between attempts must last some time");
 		if (p.getBackoff().getMax().compareTo(p.getBackoff().getInitial()) < 0) {
 			fail("db-lock.backoff.max", p.getBackoff().getMax(), "is shorter than db-lock.backoff.initial ("
@@ -52,9 +58,12 @@ final class DbLockPropertiesCheck {
 		if (p.getRecovery().getMaxHold() != null) {
 			positive("db-lock.recovery.max-hold", p.getRecovery().getMaxHold(), "a hold must be allowed some time");
 		}
-		if (p.getStatementTimeout().toMillis() < 1) {
-			fail("db-lock.statement-timeout", p.getStatementTimeout(), "must be at least 1ms",
-					"Set it to the longest one lock statement may take (default 2s).");
+		Duration statementTimeout = p.getStatementTimeout();
+		if (statementTimeout != null && statementTimeout.toMillis() < 1) {
+			fail("db-lock.statement-timeout", statementTimeout, "must be at least 1ms",
+					"Set it to the longest one lock statement may take, or leave it unset (a third of "
+							+ "db-lock.default-lease, at most "
+							+ LockChecks.format(DbLockProperties.MAX_DEFAULT_STATEMENT_TIMEOUT) + ").");
 		}
 		notNegative("db-lock.shutdown.grace-period", p.getShutdown().getGracePeriod(),
 				"use 0 to release held locks at once at shutdown");
@@ -69,13 +78,27 @@ final class DbLockPropertiesCheck {
 					+ "): a lease renewed no sooner than it ends lets another node take the lock",
 					"Leave db-lock.watchdog.interval unset (a third of the lease), or make it shorter than the lease.");
 		}
-		Duration margin = p.getDefaultLease().minus((interval != null) ? interval : p.getDefaultLease().dividedBy(3));
-		if (p.getStatementTimeout().compareTo(margin) >= 0) {
-			fail("db-lock.statement-timeout", p.getStatementTimeout(),
-					"is not shorter than the renewal margin of the default lease (" + format(margin)
+		Duration margin = p.renewalMargin();
+		if (statementTimeout != null && statementTimeout.compareTo(margin) >= 0) {
+			fail("db-lock.statement-timeout", statementTimeout,
+					"is not shorter than the renewal margin of the default lease (" + LockChecks.format(margin)
 							+ ": db-lock.default-lease minus the renewal interval): a renewal that hangs that long "
 							+ "leaves no time to try again before the lease ends",
-					"Make db-lock.statement-timeout shorter, or db-lock.default-lease longer.");
+					"Leave db-lock.statement-timeout unset (half the renewal margin, at most "
+							+ LockChecks.format(DbLockProperties.MAX_DEFAULT_STATEMENT_TIMEOUT)
+							+ "), make it shorter, or make db-lock.default-lease longer.");
+		}
+		if (statementTimeout == null && p.statementTimeout().toMillis() < 1) {
+			// half the margin, the default, would be under a millisecond: the lease or the interval is to blame
+			String property = (interval != null) ? "db-lock.watchdog.interval" : "db-lock.default-lease";
+			fail(property, (interval != null) ? interval : p.getDefaultLease(),
+					"leaves a renewal margin of " + LockChecks.format(margin) + " (db-lock.default-lease minus the "
+							+ "renewal interval), too short for one lock statement: db-lock.statement-timeout, half "
+							+ "the margin when not set, must be at least 1ms",
+					(interval != null)
+							? "Make db-lock.watchdog.interval at least 2ms shorter than db-lock.default-lease, or leave "
+									+ "it unset (a third of the lease)."
+							: "Make db-lock.default-lease at least 3ms.");
 		}
 		if (p.getPool().getSize() < 0 || (p.getPool().getSize() == 0 && this.environment.containsProperty("db-lock.pool.size"))) {
 			fail("db-lock.pool.size", p.getPool().getSize(), "must be at least 1",
@@ -107,15 +130,7 @@ final class DbLockPropertiesCheck {
 		if (raw != null) {
 			return raw;
 		}
-		return (value instanceof Duration duration) ? format(duration) : String.valueOf(value);
-	}
-
-	/** A duration as a property is written: {@code 30s}, {@code 500ms}. */
-	static String format(Duration duration) {
-		if (duration.getNano() == 0) {
-			return duration.getSeconds() + "s";
-		}
-		return (duration.getNano() % 1_000_000 == 0) ? duration.toMillis() + "ms" : duration.toNanos() + "ns";
+		return (value instanceof Duration duration) ? LockChecks.format(duration) : String.valueOf(value);
 	}
 
 }

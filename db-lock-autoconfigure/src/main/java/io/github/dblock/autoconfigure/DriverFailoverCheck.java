@@ -6,6 +6,8 @@ import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import io.github.dblock.LockChecks;
+
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -69,9 +71,9 @@ final class DriverFailoverCheck {
 		}
 		return "db-lock's JDBC URL fails over inside a statement (MariaDB Connector/J " + url.split(":")[2]
 				+ "): a lock statement whose host dies waits for the driver to reconnect, up to retriesAllDown x "
-				+ "(connectTimeout + 250 ms) = " + failover.toMillis() + " ms, beyond db-lock.statement-timeout ("
-				+ statementTimeout.toMillis() + " ms), and a caller waits that long past its wait. Limit it on the URL, "
-				+ "e.g. " + RECOMMENDED + " (1500 ms; see docs/clustered-databases.md)";
+				+ "(connectTimeout + 250ms) = " + LockChecks.format(failover) + ", beyond db-lock.statement-timeout ("
+				+ LockChecks.format(statementTimeout) + "), and a caller waits that long past its wait. Limit it on the "
+				+ "URL, e.g. " + RECOMMENDED + " (1.5s; see docs/clustered-databases.md)";
 	}
 
 	private static long option(String url, String name, long fallback) {

@@ -8,6 +8,7 @@ import java.util.concurrent.locks.LockSupport;
 
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
+import io.github.dblock.LockChecks;
 import io.github.dblock.LockHandle;
 import io.github.dblock.LockRequest;
 import io.github.dblock.jdbc.Lease;
@@ -238,7 +239,7 @@ final class LeaseStrategy extends AbstractLockStrategy {
 				}
 			}
 			case REFUSE -> throw new DbLockException("Lock '" + request.key() + "' is held by this thread with a fixed lease of "
-					+ lease.duration + "; it cannot be taken again with a renewed lease. Take it with a renewed lease "
+					+ LockChecks.format(lease.duration) + "; it cannot be taken again with a renewed lease. Take it with a renewed lease "
 					+ "outside, or with a fixed lease inside");
 			case STALE -> {
 			}

@@ -2,6 +2,7 @@ package io.github.dblock.engine;
 
 import java.time.Duration;
 
+import io.github.dblock.LockChecks;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -28,10 +29,12 @@ public record LockEngineSettings(Backoff backoff, @Nullable Duration renewInterv
 	 */
 	public LockEngineSettings {
 		if (renewInterval != null && (renewInterval.isNegative() || renewInterval.isZero())) {
-			throw new IllegalArgumentException("Renewal interval must be positive, got " + renewInterval);
+			throw new IllegalArgumentException("The renewal interval (db-lock.watchdog.interval) must be positive, got "
+					+ LockChecks.format(renewInterval));
 		}
 		if (localTurn.isNegative() || localTurn.isZero()) {
-			throw new IllegalArgumentException("Local turn must be positive, got " + localTurn);
+			throw new IllegalArgumentException("The local turn (db-lock.local-turn) must be positive, got "
+					+ LockChecks.format(localTurn));
 		}
 	}
 
@@ -94,8 +97,9 @@ public record LockEngineSettings(Backoff backoff, @Nullable Duration renewInterv
 			return lease.dividedBy(3);
 		}
 		if (this.renewInterval.compareTo(lease) >= 0) {
-			throw new io.github.dblock.DbLockException("A renewed lease of " + lease
-					+ " cannot be renewed every " + this.renewInterval + ": the renewal interval must be shorter than the lease");
+			throw new io.github.dblock.DbLockException("A renewed lease of " + LockChecks.format(lease)
+					+ " cannot be renewed every " + LockChecks.format(this.renewInterval)
+					+ ": the renewal interval must be shorter than the lease");
 		}
 		return this.renewInterval;
 	}

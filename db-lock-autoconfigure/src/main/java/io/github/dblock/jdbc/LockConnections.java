@@ -12,6 +12,7 @@ import java.util.function.Function;
 
 import javax.sql.DataSource;
 
+import io.github.dblock.LockChecks;
 import io.github.dblock.jdbc.dialect.SqlDialect;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -94,8 +95,9 @@ public class LockConnections {
 	 */
 	public LockConnections(DataSource dataSource, SqlDialect dialect, Duration statementTimeout) {
 		if (statementTimeout.toMillis() < 1 || statementTimeout.toMillis() > Integer.MAX_VALUE) {
-			throw new IllegalArgumentException("The statement timeout must be between 1 ms and "
-					+ Integer.MAX_VALUE + " ms, not " + statementTimeout);
+			throw new IllegalArgumentException("The statement timeout (db-lock.statement-timeout) must be between 1ms "
+					+ "and " + LockChecks.format(Duration.ofMillis(Integer.MAX_VALUE)) + ", got "
+					+ LockChecks.format(statementTimeout));
 		}
 		// a proxy that hands out the thread's transactional connection would defeat the isolation
 		this.dataSource = (dataSource instanceof TransactionAwareDataSourceProxy proxy

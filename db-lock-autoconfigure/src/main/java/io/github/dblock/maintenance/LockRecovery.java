@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
+import io.github.dblock.LockChecks;
 import io.github.dblock.LockHandle;
 import io.github.dblock.LockRequest;
 import io.github.dblock.engine.LockEngine;
@@ -103,7 +104,7 @@ public final class LockRecovery extends PeriodicJob {
 					freed = this.repository.recover(this.maxHold, BATCH, now);
 					for (Lease hold : freed) {
 						logger.warn("Freed lock '" + hold.key() + "' (owner " + hold.owner() + ", token " + hold.token()
-								+ "): held longer than db-lock.recovery.max-hold (" + this.maxHold + ")");
+								+ "): held longer than db-lock.recovery.max-hold (" + LockChecks.format(this.maxHold) + ")");
 					}
 					recovered += freed.size();
 				}

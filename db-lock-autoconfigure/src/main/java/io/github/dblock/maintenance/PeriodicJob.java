@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
+import io.github.dblock.LockChecks;
 import io.github.dblock.engine.LockScheduler;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -43,7 +44,8 @@ abstract class PeriodicJob implements SmartLifecycle {
 
 	PeriodicJob(LockScheduler scheduler, String name, Duration interval, boolean interruptOnStop) {
 		if (interval.isNegative() || interval.isZero()) {
-			throw new IllegalArgumentException("The interval of the " + name + " must be positive, got " + interval);
+			throw new IllegalArgumentException(
+					"The interval of the " + name + " must be positive, got " + LockChecks.format(interval));
 		}
 		this.scheduler = scheduler;
 		this.name = name;

@@ -91,10 +91,12 @@ public class DbLockTemplate {
 					+ "': expected letters, digits, '_', '.' or '-', at most 64 characters");
 		}
 		if (!LockChecks.isValidWait(defaultWait)) {
-			throw new IllegalArgumentException("db-lock default wait must not be negative, got " + defaultWait);
+			throw new IllegalArgumentException("The default wait (db-lock.default-wait) must not be negative, got "
+					+ LockChecks.format(defaultWait));
 		}
 		if (!LockChecks.isValidLease(defaultLease)) {
-			throw new IllegalArgumentException("db-lock default lease must be positive, got " + defaultLease);
+			throw new IllegalArgumentException("The default lease (db-lock.default-lease) must be positive, got "
+					+ LockChecks.format(defaultLease));
 		}
 		this.engine = engine;
 		this.keyPrefix = keyPrefix.isEmpty() ? "" : keyPrefix + ":";
@@ -181,7 +183,7 @@ public class DbLockTemplate {
 	 */
 	public LockHandle acquire(DbLockMode mode, String key, @Nullable Duration wait, @Nullable Duration lease) {
 		if (!LockChecks.allowsLease(mode, lease)) {
-			throw new DbLockException("Lock '" + key + "' in the " + mode + " mode has no lease, got " + lease);
+			throw new DbLockException("Lock '" + key + "' in the " + mode + " mode has no lease, got " + LockChecks.format(lease));
 		}
 		return this.engine.acquire(request(mode, key, (wait != null) ? wait : this.defaultWait, lease, Duration.ZERO));
 	}

@@ -1,9 +1,13 @@
 package io.github.dblock.actuate;
 
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+
+import javax.sql.DataSource;
 
 import io.github.dblock.support.DbLockTemplate;
 import io.github.dblock.LockAcquisitionException;
@@ -24,7 +28,9 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
+import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.health.autoconfigure.registry.HealthContributorRegistryAutoConfiguration;
@@ -38,6 +44,8 @@ import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration
 import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.util.TestPropertyValues;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.context.annotation.Bean;
@@ -258,6 +266,64 @@ class DbLockActuateAutoConfigurationTests {
 			assertThat(migrations).extracting(DbLockEndpoint.Migration::version).contains("1", "2", "3");
 			assertThat(migrations).extracting(DbLockEndpoint.Migration::state).containsOnly("SUCCESS");
 			assertThat(migrations).allSatisfy((migration) -> assertThat(migration.installedOn()).isNotNull());
+		});
+	}
+
+	@Test
+	void endpointListsTheMigrationsAsFlywayDoesAsTheHistoryChanges() {
+		this.contextRunner.run((context) -> {
+			DbLockEndpoint endpoint = context.getBean(DbLockEndpoint.class);
+			DataSource dataSource = context.getBean(DataSource.class);
+			assertThat(endpoint.locks().migrations()).containsExactlyInAnyOrderElementsOf(flywayInfo(dataSource));
+			assertThat(endpoint.locks().migrations()).extracting(DbLockEndpoint.Migration::version)
+				.containsExactly("1", "2", "3", "4", "5", "6", "7", "8");
+			assertThat(endpoint.locks().migrations()).first()
+				.extracting(DbLockEndpoint.Migration::description)
+				.isEqualTo("create lock table");
+			JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+			// the last migration undone: pending
+			jdbc.update("DELETE FROM \"db_lock_schema_history\" WHERE \"version\" = '8'");
+			assertThat(endpoint.locks().migrations()).last()
+				.extracting(DbLockEndpoint.Migration::state, DbLockEndpoint.Migration::installedOn)
+				.containsExactly("PENDING", null);
+			assertThat(endpoint.locks().migrations()).containsExactlyInAnyOrderElementsOf(flywayInfo(dataSource));
+			// a migration of a later db-lock, applied by another instance: the one left out is ignored
+			jdbc.update("INSERT INTO \"db_lock_schema_history\" (\"installed_rank\", \"version\", \"description\", "
+					+ "\"type\", \"script\", \"checksum\", \"installed_by\", \"execution_time\", \"success\") "
+					+ "VALUES (99, '99', 'from a later version', 'SQL', 'V99__from_a_later_version.sql', 0, 'test', 1, TRUE)");
+			assertThat(endpoint.locks().migrations()).extracting(DbLockEndpoint.Migration::state)
+				.containsExactly("SUCCESS", "SUCCESS", "SUCCESS", "SUCCESS", "SUCCESS", "SUCCESS", "SUCCESS", "IGNORED",
+						"FUTURE_SUCCESS");
+			assertThat(endpoint.locks().migrations()).containsExactlyInAnyOrderElementsOf(flywayInfo(dataSource));
+		});
+	}
+
+	private static List<DbLockEndpoint.Migration> flywayInfo(DataSource dataSource) {
+		return Arrays.stream(Flyway.configure()
+			.dataSource(dataSource)
+			.locations("classpath:db/db-lock/h2")
+			.table("db_lock_schema_history")
+			.placeholders(Map.of("table", "db_lock"))
+			.load()
+			.info()
+			.all())
+			.map((info) -> new DbLockEndpoint.Migration(String.valueOf(info.getVersion()), info.getDescription(),
+					info.getState().name(), (info.getInstalledOn() != null) ? info.getInstalledOn().toInstant() : null))
+			.toList();
+	}
+
+	@Test
+	@ExtendWith(OutputCaptureExtension.class)
+	void readingTheEndpointLogsNoFlywayWarning(CapturedOutput output) {
+		String verified = "newer than the version Flyway has been verified with";
+		this.contextRunner.run((context) -> {
+			int started = output.length();
+			DbLockEndpoint endpoint = context.getBean(DbLockEndpoint.class);
+			assertThat(endpoint.locks().migrations()).isNotEmpty();
+			assertThat(endpoint.locks().migrations()).isNotEmpty();
+			String reads = output.subSequence(started, output.length()).toString();
+			assertThat(reads).doesNotContain(verified);
+			assertThat(output.toString().split(verified, -1)).hasSizeLessThanOrEqualTo(2);
 		});
 	}
 

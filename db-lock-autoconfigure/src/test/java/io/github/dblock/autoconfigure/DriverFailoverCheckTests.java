@@ -34,8 +34,8 @@ class DriverFailoverCheckTests {
 				Duration.ofSeconds(2));
 		// 120 tries by default
 		assertThat(warning).contains("loadbalance")
-			.contains("150000 ms")
-			.contains("db-lock.statement-timeout (2000 ms)")
+			.contains("(connectTimeout + 250ms) = 2m30s")
+			.contains("db-lock.statement-timeout (2s)")
 			.contains(DriverFailoverCheck.RECOMMENDED);
 		assertThat(DriverFailoverCheck.warning("jdbc:mariadb:loadbalance://m1,m2,m3/app?" + DriverFailoverCheck.RECOMMENDED,
 				Duration.ofSeconds(2)))

@@ -2,7 +2,6 @@ package io.github.dblock.autoconfigure.endpoint;
 
 import io.github.dblock.autoconfigure.DbLockAutoConfiguration;
 import io.github.dblock.autoconfigure.DbLockSchemaMigration;
-import java.util.Arrays;
 
 import io.github.dblock.actuate.DbLockEndpoint;
 import io.github.dblock.engine.LockEngine;
@@ -48,10 +47,10 @@ public final class DbLockEndpointAutoConfiguration {
 				return new DbLockEndpoint(repository, engine, properties.getMaxRows());
 			}
 			return new DbLockEndpoint(repository, engine, properties.getMaxRows(),
-					() -> Arrays.stream(schema.migrations())
-						.map((info) -> new DbLockEndpoint.Migration(String.valueOf(info.getVersion()),
-								info.getDescription(), info.getState().name(),
-								(info.getInstalledOn() != null) ? info.getInstalledOn().toInstant() : null))
+					() -> schema.migrations()
+						.stream()
+						.map((step) -> new DbLockEndpoint.Migration(String.valueOf(step.version()),
+								step.description(), step.state(), step.installedOn()))
 						.toList());
 		}
 
