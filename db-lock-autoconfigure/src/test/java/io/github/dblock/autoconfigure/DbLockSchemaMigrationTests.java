@@ -25,9 +25,13 @@ class DbLockSchemaMigrationTests {
 		try (HikariDataSource dataSource = database.dataSource(2)) {
 			SqlDialect dialect = database.dialect(dataSource);
 			List<DbLockSchemaMigration.Migration> migrations = new DbLockSchemaMigration(dataSource, dialect).migrations();
-			assertThat(migrations).isNotEmpty()
+			// a database that held other tables when db-lock first migrated it has Flyway's baseline first
+			List<DbLockSchemaMigration.Migration> applied = migrations.stream()
+				.filter((migration) -> !migration.state().equals("BASELINE"))
+				.toList();
+			assertThat(applied).isNotEmpty()
 				.allSatisfy((migration) -> assertThat(migration.state()).isEqualTo("SUCCESS"));
-			assertThat(migrations).first().extracting(DbLockSchemaMigration.Migration::version).isEqualTo("1");
+			assertThat(applied).first().extracting(DbLockSchemaMigration.Migration::version).isEqualTo("1");
 			assertThat(migrations).containsExactlyElementsOf(flywayInfo(dataSource, dialect));
 		}
 	}

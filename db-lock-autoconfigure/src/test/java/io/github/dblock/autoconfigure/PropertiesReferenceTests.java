@@ -33,7 +33,7 @@ class PropertiesReferenceTests {
 		String section = PropertiesReference.section(Files.readString(module.getParent().resolve(PropertiesReference.PAGE)),
 				SECTION);
 		assertThat(section).contains("| `db-lock.default-wait` | `3s` |", "| `db-lock.default-lease` | `30s` |",
-				"| `db-lock.statement-timeout` | `2s` |", "| `management.health.db-lock.enabled` | `true` |",
+				"| `db-lock.statement-timeout` | — |", "| `management.health.db-lock.enabled` | `true` |",
 				"| `management.endpoint.dblock.access` |");
 	}
 
