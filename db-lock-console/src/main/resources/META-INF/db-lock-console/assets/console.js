@@ -248,7 +248,41 @@
     byId('held-count').textContent = countText(shown, held.length);
   }
 
-  /* A list the endpoint may return (waiters, the lock log): a table of whatever fields its items have. */
+  /* The keys this node's threads wait for; hidden where the endpoint does not list them. */
+  function renderWaiting(report, filter) {
+    var waiting = report.waitingHere;
+    var section = byId('waiting-section');
+    if (!Array.isArray(waiting)) {
+      section.hidden = true;
+      return;
+    }
+    section.hidden = false;
+    var tbody = byId('waiting').tBodies[0];
+    var fragment = document.createDocumentFragment();
+    var shown = 0;
+    var threads = 0;
+    waiting.forEach(function (item) {
+      threads += item.threads;
+      if (!matches(filter, item.key, item.mode)) {
+        return;
+      }
+      shown++;
+      var tr = document.createElement('tr');
+      tr.dataset.key = item.key;
+      cell(tr, item.key, 'key mono');
+      cell(tr, item.mode, 'mode');
+      cell(tr, item.threads, 'threads num');
+      fragment.appendChild(tr);
+    });
+    tbody.replaceChildren(fragment);
+    if (shown === 0) {
+      emptyRow(tbody, 3, waiting.length ? 'No key matches the filters.' : 'No thread of this node waits for a key.');
+    }
+    byId('waiting-count').textContent = countText(shown, waiting.length);
+    byId('waiting-count').title = threads + ' thread' + (threads === 1 ? '' : 's') + ' waiting';
+  }
+
+  /* A list the endpoint may return (the lock log): a table of whatever fields its items have. */
   function renderList(sectionId, tableId, countId, items, filter) {
     var section = byId(sectionId);
     if (!Array.isArray(items)) {
@@ -333,12 +367,14 @@
     (report.rows || []).forEach(function (row) {
       modes.push(row.mode);
     });
+    (report.waitingHere || []).forEach(function (item) {
+      modes.push(item.mode);
+    });
     addModeOptions(modes);
     var filter = filters();
     renderLocks(report, heldModes, filter, snapshot.releaseAllowed === true);
     renderHeld(report, filter);
-    renderList('waiting-section', 'waiting', 'waiting-count', report.waitingHere || report.waiting || report.waiters,
-      filter);
+    renderWaiting(report, filter);
     renderList('log-section', 'log', 'log-count', report.log || report.history, filter);
     renderMigrations(report);
     tick();

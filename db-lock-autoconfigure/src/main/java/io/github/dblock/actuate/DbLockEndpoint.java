@@ -3,6 +3,7 @@ package io.github.dblock.actuate;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.function.Supplier;
 
@@ -20,8 +21,8 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 
 /**
- * The {@code dblock} actuator endpoint: reads the rows of the lock table and the locks this
- * JVM holds, and force-releases one row given its key, owner and token.
+ * The {@code dblock} actuator endpoint: reads the rows of the lock table, the locks this
+ * JVM holds and the keys its threads wait for, and force-releases one row given its key, owner and token.
  *
  * @since 0.1.0
  */
@@ -68,8 +69,8 @@ public class DbLockEndpoint {
 
 	/**
 	 * The rows of the lock table now (at most the limit, in key order), the locks the
-	 * threads of this JVM hold and db-lock's schema migrations (which
-	 * {@code /actuator/flyway} does not show).
+	 * threads of this JVM hold, the keys they wait for in this JVM and db-lock's schema
+	 * migrations (which {@code /actuator/flyway} does not show).
 	 * @return the report
 	 */
 	@ReadOperation
@@ -82,10 +83,14 @@ public class DbLockEndpoint {
 			.toList();
 		List<Held> held = this.engine.held()
 			.stream()
-			.map((key) -> new Held(key.key(), key.mode().name().toLowerCase(java.util.Locale.ROOT), key.thread(),
+			.map((key) -> new Held(key.key(), key.mode().name().toLowerCase(Locale.ROOT), key.thread(),
 					key.heldFor()))
 			.toList();
-		return new LocksReport(listed, truncated, held, this.migrations.get());
+		List<Waiting> waiting = this.engine.waiting()
+			.stream()
+			.map((key) -> new Waiting(key.key(), key.mode().name().toLowerCase(Locale.ROOT), key.threads()))
+			.toList();
+		return new LocksReport(listed, truncated, held, waiting, this.migrations.get());
 	}
 
 	/**
@@ -116,9 +121,12 @@ public class DbLockEndpoint {
 	 * @param rows the rows of the lock table, in key order
 	 * @param truncated whether the table has more rows than listed
 	 * @param heldHere the locks the threads of this JVM hold
+	 * @param waitingHere the keys threads of this JVM wait for in this JVM, behind another of
+	 * its threads
 	 * @param migrations db-lock's schema migrations, in version order
 	 */
-	public record LocksReport(List<Row> rows, boolean truncated, List<Held> heldHere, List<Migration> migrations) {
+	public record LocksReport(List<Row> rows, boolean truncated, List<Held> heldHere, List<Waiting> waitingHere,
+			List<Migration> migrations) {
 	}
 
 	/**
@@ -151,6 +159,16 @@ public class DbLockEndpoint {
 	 * @param heldFor how long it has been held
 	 */
 	public record Held(String key, String mode, String thread, Duration heldFor) {
+	}
+
+	/**
+	 * A key threads of this JVM wait for in this JVM, behind another of its threads that
+	 * holds it or asks the database for it (as {@link LockEngine#waiting()} lists it).
+	 * @param key the stored key
+	 * @param mode {@code lease}, {@code named}, {@code write} or {@code fair}
+	 * @param threads how many threads wait, at least one
+	 */
+	public record Waiting(String key, String mode, int threads) {
 	}
 
 }

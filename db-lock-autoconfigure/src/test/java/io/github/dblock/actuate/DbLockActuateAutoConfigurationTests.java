@@ -28,6 +28,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
+import org.awaitility.Awaitility;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -256,6 +257,34 @@ class DbLockActuateAutoConfigurationTests {
 				assertThat(endpoint.release(row.key(), row.owner(), row.token())).containsEntry("released", true);
 				assertThat(endpoint.locks().rows()).isEmpty();
 			}
+		});
+	}
+
+	@Test
+	void endpointListsTheKeysThreadsOfThisJvmWaitFor() {
+		this.contextRunner.run((context) -> {
+			DbLockTemplate template = context.getBean(DbLockTemplate.class);
+			DbLockEndpoint endpoint = context.getBean(DbLockEndpoint.class);
+			assertThat(endpoint.locks().waitingHere()).isEmpty();
+			List<Thread> waiters = new CopyOnWriteArrayList<>();
+			try (LockHandle handle = template.acquire("order:8", Duration.ZERO, null)) {
+				for (int i = 0; i < 2; i++) {
+					Thread waiter = new Thread(() -> template.acquire("order:8", Duration.ofMinutes(1), null).close());
+					waiter.start();
+					waiters.add(waiter);
+				}
+				// both wait in this JVM, behind the thread that holds the key
+				Awaitility.await()
+					.atMost(Duration.ofSeconds(30))
+					.until(() -> endpoint.locks().waitingHere(),
+							(waiting) -> waiting.equals(List.of(new DbLockEndpoint.Waiting("app:order:8", "lease", 2))));
+				assertThat(endpoint.locks().heldHere()).extracting(DbLockEndpoint.Held::key).containsExactly("app:order:8");
+			}
+			for (Thread waiter : waiters) {
+				waiter.join(Duration.ofMinutes(1));
+				assertThat(waiter.isAlive()).isFalse();
+			}
+			assertThat(endpoint.locks().waitingHere()).isEmpty();
 		});
 	}
 

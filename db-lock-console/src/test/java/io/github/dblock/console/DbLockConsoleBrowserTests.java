@@ -122,6 +122,33 @@ class DbLockConsoleBrowserTests extends ConsoleBrowserTestSupport {
 	}
 
 	@Test
+	void showsAThreadOfThisNodeThatWaitsForAKeyWhileItWaits() throws Exception {
+		openConsole();
+		try (Holder holder = new Holder("export-worker-1",
+				() -> this.template.acquire("export:9", Duration.ZERO, null))) {
+			String key = holder.handle().key();
+			// a second thread of this node waits behind the holder, in this JVM
+			try (Holder waiter = new Holder("export-worker-2",
+					() -> this.template.acquire("export:9", Duration.ofMinutes(1), null))) {
+				var driver = browser().driver();
+				Map<String, String> row = new WebDriverWait(driver, ONE_REFRESH)
+					.until((ignored) -> cells("waiting", key));
+				assertThat(row).containsEntry("mode", "lease").containsEntry("threads", "1");
+				assertThat(driver.findElement(By.id("waiting-section")).isDisplayed()).isTrue();
+				holder.close();
+				assertThat(waiter.handle().key()).isEqualTo(key);
+				new WebDriverWait(driver, ONE_REFRESH)
+					.until(ExpectedConditions.invisibilityOfElementLocated(rowOf("waiting", key)));
+				new WebDriverWait(driver, ONE_REFRESH).until((ignored) -> {
+					Map<String, String> held = cells("held", key);
+					return held != null && "export-worker-2".equals(held.get("thread"));
+				});
+			}
+		}
+		assertThat(browser().consoleErrors()).isEmpty();
+	}
+
+	@Test
 	void forceReleaseFromThePageRemovesTheLockAndItsHolderFindsItLost() throws Exception {
 		openConsole();
 		Holder holder = new Holder("payment-worker-7", () -> this.template.acquire("payment:77", Duration.ZERO, null));
