@@ -185,6 +185,7 @@
       var owner = ownerParts(row.owner);
       var tr = document.createElement('tr');
       tr.dataset.key = row.key;
+      tr.dataset.mode = mode;
       cell(tr, row.key, 'key mono');
       cell(tr, mode, 'mode', mode ? null : 'held by another node: the lock table does not say its mode');
       cell(tr, row.owner, 'owner mono');
@@ -192,12 +193,14 @@
       cell(tr, owner.process, 'process mono num');
       cell(tr, row.token, 'token mono num');
       var acquired = parseInstant(row.acquiredAt);
-      cell(tr, formatTime(acquired), 'acquired', String(row.acquiredAt));
+      cell(tr, formatTime(acquired), 'acquired', row.acquiredAt ? String(row.acquiredAt)
+        : 'the database does not keep when this mode\'s locks were taken');
       var left = cell(tr, '', 'time-left num', 'lease ends ' + row.expiresAt);
       left.dataset.expiresAt = String(parseInstant(row.expiresAt));
       var actions = cell(tr, '', 'actions');
       actions.textContent = '';
-      if (releaseAllowed) {
+      // the endpoint's release deletes rows of the lease table only
+      if (releaseAllowed && (!row.mode || row.mode === 'lease')) {
         var button = document.createElement('button');
         button.type = 'button';
         button.className = 'release-button danger';

@@ -1,6 +1,7 @@
 package io.github.dblock.actuate;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -10,6 +11,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
 import io.github.dblock.support.DbLockTemplate;
+import io.github.dblock.DbLockMode;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
 import io.github.dblock.autoconfigure.DbLockAutoConfiguration;
@@ -256,6 +258,39 @@ class DbLockActuateAutoConfigurationTests {
 				assertThat(endpoint.locks().rows()).hasSize(1);
 				assertThat(endpoint.release(row.key(), row.owner(), row.token())).containsEntry("released", true);
 				assertThat(endpoint.locks().rows()).isEmpty();
+			}
+		});
+	}
+
+	@Test
+	void endpointListsTheLocksOfEveryModeHeldInTheDatabaseWithTheirMode() {
+		this.contextRunner.run((context) -> {
+			DbLockTemplate template = context.getBean(DbLockTemplate.class);
+			DbLockEndpoint endpoint = context.getBean(DbLockEndpoint.class);
+			try (LockHandle lease = template.acquire("mode:lease", Duration.ZERO, null);
+					LockHandle read = template.acquire(DbLockMode.READ, "mode:read", Duration.ZERO);
+					LockHandle write = template.acquire(DbLockMode.WRITE, "mode:write", Duration.ZERO);
+					LockHandle fair = template.acquire(DbLockMode.FAIR, "mode:fair", Duration.ZERO)) {
+				List<DbLockEndpoint.Row> rows = endpoint.locks().rows();
+				assertThat(rows).extracting(DbLockEndpoint.Row::key, DbLockEndpoint.Row::mode, DbLockEndpoint.Row::token)
+					.containsExactly(tuple("app:mode:fair", "fair", fair.fencingToken()),
+							tuple("app:mode:lease", "lease", lease.fencingToken()),
+							tuple("app:mode:read", "read", read.fencingToken()),
+							tuple("app:mode:write", "write", write.fencingToken()));
+				assertThat(rows).allSatisfy((row) -> assertThat(row.expiresAt()).isAfter(Instant.now().minusSeconds(60)));
+				// the fair queue does not keep when a ticket came to hold its key
+				assertThat(rows).extracting(DbLockEndpoint.Row::acquiredAt).first().isNull();
+				assertThat(rows).extracting(DbLockEndpoint.Row::acquiredAt).skip(1).doesNotContainNull();
+			}
+		});
+		this.contextRunner.withPropertyValues("db-lock.endpoint.max-rows=2").run((context) -> {
+			DbLockTemplate template = context.getBean(DbLockTemplate.class);
+			try (LockHandle lease = template.acquire("mode:lease", Duration.ZERO, null);
+					LockHandle read = template.acquire(DbLockMode.READ, "mode:read", Duration.ZERO);
+					LockHandle write = template.acquire(DbLockMode.WRITE, "mode:write", Duration.ZERO)) {
+				DbLockEndpoint.LocksReport report = context.getBean(DbLockEndpoint.class).locks();
+				assertThat(report.rows()).extracting(DbLockEndpoint.Row::mode).containsExactly("lease", "read");
+				assertThat(report.truncated()).isTrue();
 			}
 		});
 	}

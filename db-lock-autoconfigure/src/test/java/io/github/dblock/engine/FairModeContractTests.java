@@ -2,6 +2,7 @@ package io.github.dblock.engine;
 
 import io.github.dblock.LockRequest;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -119,6 +120,19 @@ abstract class FairModeContractTests {
 			assertThat(System.nanoTime() - deadline).as("tickets of '" + key + "' never came to " + count).isNegative();
 			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
 		}
+	}
+
+	@Test
+	void holdersListsTheHeadOfEachKeysQueue() {
+		FairLockRepository queue = this.leases.fairQueue().orElseThrow();
+		FairLockRepository.Ticket first = queue.enqueue("listed-b", "owner-1", LEASE);
+		FairLockRepository.Ticket second = queue.enqueue("listed-b", "owner-2", LEASE);
+		FairLockRepository.Ticket other = queue.enqueue("listed-a", "owner-3", LEASE);
+		assertThat(queue.holders(10)).extracting(FairLockRepository.HeldTicket::ticket).containsExactly(other, first);
+		assertThat(queue.holders(10)).allSatisfy((held) -> assertThat(held.expiresAt()).isAfter(Instant.EPOCH));
+		assertThat(queue.leave(first)).isTrue();
+		assertThat(queue.holders(10)).extracting(FairLockRepository.HeldTicket::ticket).containsExactly(other, second);
+		assertThat(queue.holders(1)).hasSize(1);
 	}
 
 	@Test

@@ -47,6 +47,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.tuple;
 
 /**
  * The contract of the read/write modes on a real database, with real threads. Two engines
@@ -103,6 +104,25 @@ abstract class ReadWriteContractTests {
 
 	private static LockRequest request(DbLockMode mode, String key, Duration wait) {
 		return new LockRequest(key, wait, LEASE, true, Duration.ZERO, mode);
+	}
+
+	@Test
+	void holdersListsReadersAndWritersInKeyOrder() {
+		ReadWriteLockRepository repository = this.leases.readWriteLocks().orElseThrow();
+		Lease first = repository.tryRead("listed-b", "reader-1", LEASE).orElseThrow();
+		Lease second = repository.tryRead("listed-b", "reader-2", LEASE).orElseThrow();
+		WriteAttempt writer = repository.tryWrite("listed-a", "writer-1", LEASE, false);
+		assertThat(writer.lease()).isNotNull();
+		List<ReadWriteLockRepository.HolderRow> holders = repository.holders(10);
+		assertThat(holders)
+			.extracting((holder) -> holder.row().key(), (holder) -> holder.row().owner(),
+					(holder) -> holder.row().token(), ReadWriteLockRepository.HolderRow::writer)
+			.containsExactly(tuple("listed-a", "writer-1", writer.lease().token(), true),
+					tuple("listed-b", "reader-1", first.token(), false),
+					tuple("listed-b", "reader-2", second.token(), false));
+		assertThat(holders).allSatisfy((holder) -> assertThat(holder.row().expiresAt())
+			.isAfter(holder.row().acquiredAt()));
+		assertThat(repository.holders(1)).hasSize(1);
 	}
 
 	@Test
