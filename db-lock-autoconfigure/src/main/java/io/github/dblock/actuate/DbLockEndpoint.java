@@ -12,6 +12,7 @@ import java.util.function.Supplier;
 import io.github.dblock.engine.LockEngine;
 import io.github.dblock.jdbc.FairLockRepository;
 import io.github.dblock.jdbc.Lease;
+import io.github.dblock.jdbc.LockHistoryRepository;
 import io.github.dblock.jdbc.LockRepository;
 import io.github.dblock.jdbc.LockRow;
 import io.github.dblock.jdbc.ReadWriteLockRepository;
@@ -26,9 +27,9 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 
 /**
  * The {@code dblock} actuator endpoint: reads the locks held now in the database (the lease
- * table's rows, the read/write holders and the fair queues' heads), the locks this JVM holds
- * and the keys its threads wait for, and force-releases one row of the lease table given its
- * key, owner and token.
+ * table's rows, the read/write holders and the fair queues' heads), the locks this JVM holds,
+ * the keys its threads wait for and, where the lock log is on, its last holds; and
+ * force-releases one row of the lease table given its key, owner and token.
  *
  * @since 0.1.0
  */
@@ -37,6 +38,9 @@ public class DbLockEndpoint {
 
 	private static final Log logger = LogFactory.getLog(DbLockEndpoint.class);
 
+	/** The most entries of the lock log a read lists. */
+	public static final int LOG_SIZE = 50;
+
 	private final LockRepository repository;
 
 	private final LockEngine engine;
@@ -44,6 +48,8 @@ public class DbLockEndpoint {
 	private final int maxRows;
 
 	private final Supplier<List<Migration>> migrations;
+
+	private final @Nullable LockHistoryRepository history;
 
 	/**
 	 * Creates the endpoint, which lists no migrations.
@@ -64,6 +70,19 @@ public class DbLockEndpoint {
 	 */
 	public DbLockEndpoint(LockRepository repository, LockEngine engine, int maxRows,
 			Supplier<List<Migration>> migrations) {
+		this(repository, engine, maxRows, migrations, null);
+	}
+
+	/**
+	 * Creates the endpoint, which lists the lock log's last holds where given its repository.
+	 * @param repository the lock table's repository
+	 * @param engine the engine, for the locks this JVM holds
+	 * @param maxRows the most rows a read lists
+	 * @param migrations db-lock's schema migrations and their state, read at each read
+	 * @param history the lock log's repository, or {@code null} where the log is off
+	 */
+	public DbLockEndpoint(LockRepository repository, LockEngine engine, int maxRows,
+			Supplier<List<Migration>> migrations, @Nullable LockHistoryRepository history) {
 		if (maxRows < 1) {
 			throw new IllegalArgumentException("The most rows the endpoint lists must be positive, got " + maxRows);
 		}
@@ -71,14 +90,16 @@ public class DbLockEndpoint {
 		this.engine = engine;
 		this.maxRows = maxRows;
 		this.migrations = migrations;
+		this.history = history;
 	}
 
 	/**
 	 * The locks held in the database now, whichever node holds them (at most the limit, in
 	 * key order): the lease table's rows, the read/write modes' holder rows and the head of
 	 * each fair queue, each with its mode; the locks the threads of this JVM hold, the keys
-	 * they wait for in this JVM and db-lock's schema migrations (which
-	 * {@code /actuator/flyway} does not show).
+	 * they wait for in this JVM, db-lock's schema migrations (which
+	 * {@code /actuator/flyway} does not show) and, where the lock log is on, its last
+	 * {@value #LOG_SIZE} holds.
 	 * @return the report
 	 */
 	@ReadOperation
@@ -103,7 +124,19 @@ public class DbLockEndpoint {
 			.stream()
 			.map((key) -> new Waiting(key.key(), key.mode().name().toLowerCase(Locale.ROOT), key.threads()))
 			.toList();
-		return new LocksReport(listed, truncated, held, waiting, this.migrations.get());
+		return new LocksReport(listed, truncated, held, waiting, this.migrations.get(), log());
+	}
+
+	private @Nullable List<LogEntry> log() {
+		if (this.history == null) {
+			return null;
+		}
+		return this.history.latest(LOG_SIZE)
+			.stream()
+			.map((entry) -> new LogEntry(entry.key(), entry.mode().toLowerCase(Locale.ROOT), entry.owner(), entry.token(),
+					entry.acquiredAt(), entry.releasedAt(),
+					(entry.outcome() != null) ? entry.outcome().name().toLowerCase(Locale.ROOT) : null))
+			.toList();
 	}
 
 	private static void addReadWrite(ReadWriteLockRepository locks, int limit, List<Row> rows) {
@@ -170,9 +203,29 @@ public class DbLockEndpoint {
 	 * @param waitingHere the keys threads of this JVM wait for in this JVM, behind another of
 	 * its threads
 	 * @param migrations db-lock's schema migrations, in version order
+	 * @param log the lock log's last holds, the latest first, or {@code null} where the log
+	 * is off
 	 */
 	public record LocksReport(List<Row> rows, boolean truncated, List<Held> heldHere, List<Waiting> waitingHere,
-			List<Migration> migrations) {
+			List<Migration> migrations, @Nullable List<LogEntry> log) {
+	}
+
+	/**
+	 * A hold in the lock log.
+	 * @param key the stored key
+	 * @param mode {@code lease}, {@code transaction}, {@code named}, {@code read},
+	 * {@code write} or {@code fair}
+	 * @param owner the acquisition's owner id
+	 * @param token its fencing token, or {@code null} where none was known when it began
+	 * (the transaction and named modes)
+	 * @param acquiredAt when it began, by the clock of the JVM that held it
+	 * @param endedAt when it ended, or {@code null} while it is held (or until the log is
+	 * written: every {@code db-lock.history.flush-interval})
+	 * @param outcome {@code released}, {@code expired}, {@code lost} or {@code recovered},
+	 * or {@code null} while it is held
+	 */
+	public record LogEntry(String key, String mode, String owner, @Nullable Long token, Instant acquiredAt,
+			@Nullable Instant endedAt, @Nullable String outcome) {
 	}
 
 	/**

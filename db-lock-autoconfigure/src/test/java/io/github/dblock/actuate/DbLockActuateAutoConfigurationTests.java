@@ -21,6 +21,7 @@ import io.github.dblock.autoconfigure.metrics.DbLockMetricsAutoConfiguration;
 import io.github.dblock.engine.DbLockObservationContext;
 import io.github.dblock.engine.DbLockObservationConvention;
 import io.github.dblock.engine.DefaultDbLockObservationConvention;
+import io.github.dblock.maintenance.LockHistory;
 import io.github.dblock.maintenance.LockReaper;
 import io.github.dblock.jdbc.LockRepository;
 import io.micrometer.common.KeyValue;
@@ -293,6 +294,34 @@ class DbLockActuateAutoConfigurationTests {
 				assertThat(report.truncated()).isTrue();
 			}
 		});
+	}
+
+	@Test
+	void endpointListsTheLockLogsLastHoldsWhenTheLogIsOn() {
+		this.contextRunner.withPropertyValues("db-lock.history.enabled=true").run((context) -> {
+			DbLockTemplate template = context.getBean(DbLockTemplate.class);
+			DbLockEndpoint endpoint = context.getBean(DbLockEndpoint.class);
+			assertThat(endpoint.locks().log()).isEmpty();
+			long released;
+			try (LockHandle handle = template.acquire("logged:1", Duration.ZERO, null)) {
+				released = handle.fencingToken();
+			}
+			try (LockHandle handle = template.acquire(DbLockMode.WRITE, "logged:2", Duration.ZERO)) {
+				context.getBean(LockHistory.class).flush();
+				assertThat(endpoint.locks().log())
+					.extracting(DbLockEndpoint.LogEntry::key, DbLockEndpoint.LogEntry::mode, DbLockEndpoint.LogEntry::token,
+							DbLockEndpoint.LogEntry::outcome)
+					.containsExactly(tuple("app:logged:2", "write", handle.fencingToken(), null),
+							tuple("app:logged:1", "lease", released, "released"));
+				assertThat(endpoint.locks().log()).first().satisfies((entry) -> assertThat(entry.endedAt()).isNull());
+				assertThat(endpoint.locks().log()).last()
+					.satisfies((entry) -> assertThat(entry.endedAt()).isAfterOrEqualTo(entry.acquiredAt()));
+			}
+		});
+		// the recovery job alone uses the log's table, but the log is off
+		this.contextRunner.withPropertyValues("db-lock.recovery.max-hold=1h")
+			.run((context) -> assertThat(context.getBean(DbLockEndpoint.class).locks().log()).isNull());
+		this.contextRunner.run((context) -> assertThat(context.getBean(DbLockEndpoint.class).locks().log()).isNull());
 	}
 
 	@Test

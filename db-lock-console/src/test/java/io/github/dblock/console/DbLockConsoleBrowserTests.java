@@ -37,14 +37,14 @@ import static org.awaitility.Awaitility.await;
 /**
  * The console in headless Chromium, on an application that allows force release and
  * restricts the console to the role {@code OPERATOR}, while its own filter chain lets
- * every request through.
+ * every request through, with the lock log on.
  */
 @SpringBootTest(classes = ConsoleTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "spring.datasource.url=jdbc:h2:mem:console-allowed;DB_CLOSE_DELAY=-1",
 				"management.endpoints.web.exposure.include=dblock,health",
 				// renewed every second: a holder finds a release soon
 				"db-lock.default-lease=6s", "db-lock.watchdog.interval=1s", "db-lock.console.refresh=1s", "db-lock.console.allow-release=true",
-				"db-lock.console.roles=OPERATOR" })
+				"db-lock.console.roles=OPERATOR", "db-lock.history.enabled=true" })
 class DbLockConsoleBrowserTests extends ConsoleBrowserTestSupport {
 
 	@Autowired
@@ -146,6 +146,29 @@ class DbLockConsoleBrowserTests extends ConsoleBrowserTestSupport {
 			}
 		}
 		assertThat(browser().consoleErrors()).isEmpty();
+	}
+
+	@Test
+	void aReleasedHoldAppearsInTheLockLogsTimeline() {
+		openConsole();
+		String key;
+		long token;
+		try (LockHandle handle = this.template.acquire("timeline:1", Duration.ZERO, null)) {
+			key = handle.key();
+			token = handle.fencingToken();
+			// while held, its bar runs to now
+			assertThat(logBar(key, "held")).isEqualTo(Long.toString(token));
+		}
+		assertThat(logBar(key, "released")).isEqualTo(Long.toString(token));
+		assertThat(browser().driver().findElement(By.id("log-section")).isDisplayed()).isTrue();
+		assertThat(browser().consoleErrors()).isEmpty();
+	}
+
+	/** Waits for a hold of a key with an outcome in the lock log's timeline; returns its token. */
+	private static String logBar(String key, String outcome) {
+		String bar = "#log-timeline .track-row[data-key='" + key + "'] .hold[data-outcome='" + outcome + "']";
+		return new WebDriverWait(browser().driver(), ONE_REFRESH).until((driver) -> (String) browser().driver()
+			.executeScript("var bar = document.querySelector(arguments[0]); return bar ? bar.dataset.token : null;", bar));
 	}
 
 	@Test
