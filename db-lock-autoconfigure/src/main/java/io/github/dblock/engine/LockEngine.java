@@ -152,7 +152,8 @@ public final class LockEngine implements AutoCloseable {
 		return waiting;
 	}
 
- * How many threads of this JVM wait now for a key another of its threads holds or asks
+	/**
+	 * How many threads of this JVM wait now for a key another of its threads holds or asks
 	 * the database for, in every mode that queues locally (the lease, named and fair modes
 	 * and the writers of the read/write modes; the transaction mode and the readers wait in
 	 * the database).

@@ -273,15 +273,16 @@ class DbLockActuateAutoConfigurationTests {
 					LockHandle write = template.acquire(DbLockMode.WRITE, "mode:write", Duration.ZERO);
 					LockHandle fair = template.acquire(DbLockMode.FAIR, "mode:fair", Duration.ZERO)) {
 				List<DbLockEndpoint.Row> rows = endpoint.locks().rows();
-				assertThat(rows).extracting(DbLockEndpoint.Row::key, DbLockEndpoint.Row::mode, DbLockEndpoint.Row::token)
-					.containsExactly(tuple("app:mode:fair", "fair", fair.fencingToken()),
-							tuple("app:mode:lease", "lease", lease.fencingToken()),
-							tuple("app:mode:read", "read", read.fencingToken()),
-							tuple("app:mode:write", "write", write.fencingToken()));
+				assertThat(rows).extracting(DbLockEndpoint.Row::key, DbLockEndpoint.Row::mode)
+					.containsExactly(tuple("app:mode:fair", "fair"), tuple("app:mode:lease", "lease"),
+							tuple("app:mode:read", "read"), tuple("app:mode:write", "write"));
+				// a fair lock's token is its ticket; the others' handles number hand-ons below the row's
+				assertThat(rows.get(0).token()).isEqualTo(fair.fencingToken());
+				assertThat(rows).allSatisfy((row) -> assertThat(row.owner()).isNotBlank());
 				assertThat(rows).allSatisfy((row) -> assertThat(row.expiresAt()).isAfter(Instant.now().minusSeconds(60)));
 				// the fair queue does not keep when a ticket came to hold its key
 				assertThat(rows).extracting(DbLockEndpoint.Row::acquiredAt).first().isNull();
-				assertThat(rows).extracting(DbLockEndpoint.Row::acquiredAt).skip(1).doesNotContainNull();
+				assertThat(rows.subList(1, rows.size())).extracting(DbLockEndpoint.Row::acquiredAt).doesNotContainNull();
 			}
 		});
 		this.contextRunner.withPropertyValues("db-lock.endpoint.max-rows=2").run((context) -> {
@@ -345,7 +346,7 @@ class DbLockActuateAutoConfigurationTests {
 				assertThat(endpoint.locks().heldHere()).extracting(DbLockEndpoint.Held::key).containsExactly("app:order:8");
 			}
 			for (Thread waiter : waiters) {
-				waiter.join(Duration.ofMinutes(1));
+				waiter.join(Duration.ofMinutes(1).toMillis());
 				assertThat(waiter.isAlive()).isFalse();
 			}
 			assertThat(endpoint.locks().waitingHere()).isEmpty();

@@ -816,6 +816,11 @@ abstract class FairModeContractTests {
 			}
 
 			@Override
+			public List<HeldTicket> holders(int limit) {
+				return this.delegate.holders(limit);
+			}
+
+			@Override
 			public long head(Ticket ticket) {
 				CountingRepository.this.statements.incrementAndGet();
 				CountingRepository.this.asked.add(ticket.number());
