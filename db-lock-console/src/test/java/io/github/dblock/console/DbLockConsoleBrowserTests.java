@@ -285,6 +285,10 @@ class DbLockConsoleBrowserTests extends ConsoleBrowserTestSupport {
 		List<Holder> holders = new ArrayList<>();
 		List<Lease> others = new ArrayList<>();
 		try {
+			// earlier holds, for the lock log's timeline
+			for (int i = 0; i < 3; i++) {
+				this.template.acquire("report:daily", Duration.ZERO, null).close();
+			}
 			holders.add(new Holder("http-nio-8080-exec-4",
 					() -> this.template.acquire("order:1042", Duration.ZERO, Duration.ofSeconds(45))));
 			holders.add(new Holder("http-nio-8080-exec-9",
@@ -319,6 +323,11 @@ class DbLockConsoleBrowserTests extends ConsoleBrowserTestSupport {
 			if (copy != null && !copy.isBlank()) {
 				Files.write(Path.of(copy), png);
 			}
+			// the lock log's timeline, below the fold
+			new WebDriverWait(browser().driver(), ONE_REFRESH).until(ExpectedConditions.presenceOfElementLocated(
+					By.cssSelector("#log-timeline .track-row[data-key='report:daily'] .hold[data-outcome='released']")));
+			browser().driver().executeScript("document.getElementById('log-section').scrollIntoView()");
+			Files.write(Path.of("target", "console-log.png"), browser().driver().getScreenshotAs(OutputType.BYTES));
 			assertThat(browser().consoleErrors()).isEmpty();
 		}
 		finally {
