@@ -123,6 +123,33 @@ abstract class FairModeContractTests {
 	}
 
 	@Test
+	void threadsWaitingBehindALocalHolderAreListedPerKeyAndMode() throws Exception {
+		LockHandle held = this.nodeA.acquire(request("waited", LONG_WAIT));
+		ExecutorService pool = Executors.newFixedThreadPool(2);
+		try {
+			List<Future<?>> waiters = new ArrayList<>();
+			for (int i = 0; i < 2; i++) {
+				waiters.add(pool.submit(() -> {
+					this.nodeA.acquire(request("waited", LONG_WAIT)).close();
+					return null;
+				}));
+			}
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> this.nodeA.waiting().equals(List.of(new WaitingKey("waited", DbLockMode.FAIR, 2))));
+			assertThat(this.nodeA.localWaiters()).isEqualTo(2);
+			assertThat(this.nodeB.waiting()).isEmpty();
+			held.close();
+			for (Future<?> waiter : waiters) {
+				waiter.get(1, TimeUnit.MINUTES);
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+		assertThat(this.nodeA.waiting()).isEmpty();
+	}
+
+	@Test
 	void holdersListsTheHeadOfEachKeysQueue() {
 		FairLockRepository queue = this.leases.fairQueue().orElseThrow();
 		FairLockRepository.Ticket first = queue.enqueue("listed-b", "owner-1", LEASE);

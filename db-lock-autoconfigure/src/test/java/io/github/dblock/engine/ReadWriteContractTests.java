@@ -48,6 +48,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.tuple;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The contract of the read/write modes on a real database, with real threads. Two engines
@@ -104,6 +105,33 @@ abstract class ReadWriteContractTests {
 
 	private static LockRequest request(DbLockMode mode, String key, Duration wait) {
 		return new LockRequest(key, wait, LEASE, true, Duration.ZERO, mode);
+	}
+
+	@Test
+	void threadsWaitingBehindALocalHolderAreListedPerKeyAndMode() throws Exception {
+		LockHandle held = this.nodeA.acquire(request(DbLockMode.WRITE, "waited", LONG_WAIT));
+		ExecutorService pool = Executors.newFixedThreadPool(2);
+		try {
+			List<Future<?>> waiters = new ArrayList<>();
+			for (int i = 0; i < 2; i++) {
+				waiters.add(pool.submit(() -> {
+					this.nodeA.acquire(request(DbLockMode.WRITE, "waited", LONG_WAIT)).close();
+					return null;
+				}));
+			}
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> this.nodeA.waiting().equals(List.of(new WaitingKey("waited", DbLockMode.WRITE, 2))));
+			assertThat(this.nodeA.localWaiters()).isEqualTo(2);
+			assertThat(this.nodeB.waiting()).isEmpty();
+			held.close();
+			for (Future<?> waiter : waiters) {
+				waiter.get(1, TimeUnit.MINUTES);
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+		assertThat(this.nodeA.waiting()).isEmpty();
 	}
 
 	@Test
