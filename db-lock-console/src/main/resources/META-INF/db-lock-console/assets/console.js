@@ -185,6 +185,7 @@
       var owner = ownerParts(row.owner);
       var tr = document.createElement('tr');
       tr.dataset.key = row.key;
+      tr.dataset.mode = mode;
       cell(tr, row.key, 'key mono');
       cell(tr, mode, 'mode', mode ? null : 'held by another node: the lock table does not say its mode');
       cell(tr, row.owner, 'owner mono');
@@ -192,12 +193,14 @@
       cell(tr, owner.process, 'process mono num');
       cell(tr, row.token, 'token mono num');
       var acquired = parseInstant(row.acquiredAt);
-      cell(tr, formatTime(acquired), 'acquired', String(row.acquiredAt));
+      cell(tr, formatTime(acquired), 'acquired', row.acquiredAt ? String(row.acquiredAt)
+        : 'the database does not keep when this mode\'s locks were taken');
       var left = cell(tr, '', 'time-left num', 'lease ends ' + row.expiresAt);
       left.dataset.expiresAt = String(parseInstant(row.expiresAt));
       var actions = cell(tr, '', 'actions');
       actions.textContent = '';
-      if (releaseAllowed) {
+      // the endpoint's release deletes rows of the lease table only
+      if (releaseAllowed && (!row.mode || row.mode === 'lease')) {
         var button = document.createElement('button');
         button.type = 'button';
         button.className = 'release-button danger';
@@ -248,50 +251,121 @@
     byId('held-count').textContent = countText(shown, held.length);
   }
 
-  /* A list the endpoint may return (waiters, the lock log): a table of whatever fields its items have. */
-  function renderList(sectionId, tableId, countId, items, filter) {
-    var section = byId(sectionId);
-    if (!Array.isArray(items)) {
+  /* The keys this node's threads wait for; hidden where the endpoint does not list them. */
+  function renderWaiting(report, filter) {
+    var waiting = report.waitingHere;
+    var section = byId('waiting-section');
+    if (!Array.isArray(waiting)) {
       section.hidden = true;
       return;
     }
     section.hidden = false;
-    var columns = [];
-    items.forEach(function (item) {
-      Object.keys(item).forEach(function (name) {
-        if (columns.indexOf(name) < 0) {
-          columns.push(name);
-        }
-      });
-    });
-    var table = byId(tableId);
-    var head = document.createElement('tr');
-    columns.forEach(function (name) {
-      var th = document.createElement('th');
-      th.textContent = name;
-      head.appendChild(th);
-    });
-    table.tHead.replaceChildren(head);
+    var tbody = byId('waiting').tBodies[0];
     var fragment = document.createDocumentFragment();
     var shown = 0;
-    items.forEach(function (item) {
-      var mode = item.mode ? String(item.mode).toLowerCase() : '';
-      if (!matches(filter, item.key || item.lockKey || '', mode || filter.mode)) {
+    var threads = 0;
+    waiting.forEach(function (item) {
+      threads += item.threads;
+      if (!matches(filter, item.key, item.mode)) {
         return;
       }
       shown++;
       var tr = document.createElement('tr');
-      columns.forEach(function (name) {
-        var value = item[name];
-        cell(tr, (value !== null && typeof value === 'object') ? JSON.stringify(value) : value, 'mono');
-      });
+      tr.dataset.key = item.key;
+      cell(tr, item.key, 'key mono');
+      cell(tr, item.mode, 'mode');
+      cell(tr, item.threads, 'threads num');
       fragment.appendChild(tr);
     });
-    table.tBodies[0].replaceChildren(fragment);
+    tbody.replaceChildren(fragment);
     if (shown === 0) {
-      emptyRow(table.tBodies[0], Math.max(columns.length, 1), items.length ? 'Nothing matches the filters.' : 'Empty.');
+      emptyRow(tbody, 3, waiting.length ? 'No key matches the filters.' : 'No thread of this node waits for a key.');
     }
-    byId(countId).textContent = countText(shown, items.length);
+    byId('waiting-count').textContent = countText(shown, waiting.length);
+    byId('waiting-count').title = threads + ' thread' + (threads === 1 ? '' : 's') + ' waiting';
+  }
+
+  /*
+   * The lock log as a timeline: one track per key, the keys with the latest holds first, each
+   * hold a bar from its start to its end (or to now while held), coloured by its outcome.
+   */
+  function renderLog(report, filter) {
+    var log = report.log;
+    var section = byId('log-section');
+    if (!Array.isArray(log)) {
+      section.hidden = true;
+      return;
+    }
+    section.hidden = false;
+    var now = databaseNow();
+    var keys = [];
+    var byKey = {};
+    var start = Infinity;
+    var shown = 0;
+    log.forEach(function (entry) {
+      var mode = entry.mode ? String(entry.mode).toLowerCase() : '';
+      if (!matches(filter, entry.key, mode)) {
+        return;
+      }
+      var from = parseInstant(entry.acquiredAt);
+      var to = entry.endedAt ? parseInstant(entry.endedAt) : NaN;
+      if (isNaN(from)) {
+        return;
+      }
+      shown++;
+      start = Math.min(start, from);
+      now = Math.max(now, from, isNaN(to) ? from : to);
+      if (!byKey[entry.key]) {
+        byKey[entry.key] = [];
+        keys.push(entry.key);
+      }
+      byKey[entry.key].push({ entry: entry, from: from, to: to });
+    });
+    var timeline = byId('log-timeline');
+    var fragment = document.createDocumentFragment();
+    var span = Math.max(now - start, 1);
+    keys.forEach(function (key) {
+      var row = document.createElement('div');
+      row.className = 'track-row';
+      row.setAttribute('role', 'listitem');
+      row.dataset.key = key;
+      var label = document.createElement('div');
+      label.className = 'track-key mono';
+      label.textContent = key;
+      label.title = key;
+      row.appendChild(label);
+      var track = document.createElement('div');
+      track.className = 'track';
+      byKey[key].forEach(function (hold) {
+        var entry = hold.entry;
+        var outcome = entry.outcome ? String(entry.outcome).toLowerCase() : 'held';
+        var end = isNaN(hold.to) ? now : hold.to;
+        var bar = document.createElement('div');
+        bar.className = 'hold outcome-' + outcome;
+        bar.dataset.outcome = outcome;
+        bar.dataset.owner = entry.owner;
+        bar.dataset.token = (entry.token === null || entry.token === undefined) ? '' : String(entry.token);
+        bar.dataset.mode = entry.mode;
+        // positioned through the CSSOM, which the page's Content-Security-Policy allows
+        bar.style.left = ((hold.from - start) / span * 100) + '%';
+        bar.style.width = Math.max((end - hold.from) / span * 100, 0.4) + '%';
+        bar.title = outcome + ' · ' + entry.mode + ' · ' + formatTime(hold.from) + ' → '
+          + (isNaN(hold.to) ? 'now' : formatTime(hold.to)) + ' (' + formatDuration(end - hold.from) + ')\n'
+          + 'owner ' + entry.owner + (bar.dataset.token ? '\ntoken ' + bar.dataset.token : '');
+        track.appendChild(bar);
+      });
+      row.appendChild(track);
+      fragment.appendChild(row);
+    });
+    timeline.replaceChildren(fragment);
+    if (shown === 0) {
+      var empty = document.createElement('p');
+      empty.className = 'empty-log';
+      empty.textContent = log.length ? 'No hold matches the filters.' : 'No hold logged yet.';
+      timeline.appendChild(empty);
+    }
+    byId('log-span').textContent = shown ? formatTime(start) + ' → ' + formatTime(now) : '';
+    byId('log-count').textContent = countText(shown, log.length);
   }
 
   function renderMigrations(report) {
@@ -333,13 +407,15 @@
     (report.rows || []).forEach(function (row) {
       modes.push(row.mode);
     });
+    (report.waitingHere || []).forEach(function (item) {
+      modes.push(item.mode);
+    });
     addModeOptions(modes);
     var filter = filters();
     renderLocks(report, heldModes, filter, snapshot.releaseAllowed === true);
     renderHeld(report, filter);
-    renderList('waiting-section', 'waiting', 'waiting-count', report.waitingHere || report.waiting || report.waiters,
-      filter);
-    renderList('log-section', 'log', 'log-count', report.log || report.history, filter);
+    renderWaiting(report, filter);
+    renderLog(report, filter);
     renderMigrations(report);
     tick();
   }

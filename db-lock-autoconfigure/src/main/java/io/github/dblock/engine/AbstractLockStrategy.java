@@ -1,9 +1,11 @@
 package io.github.dblock.engine;
 
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 import io.github.dblock.DbLockException;
+import io.github.dblock.DbLockMode;
 import io.github.dblock.LockRequest;
 
 /**
@@ -33,6 +35,19 @@ abstract class AbstractLockStrategy implements LockStrategy {
 	protected final void refuseIfClosed(String key) {
 		if (this.closed) {
 			throw new DbLockException("Could not acquire lock '" + key + "': the lock engine is shut down");
+		}
+	}
+
+	/**
+	 * Adds a key to the waiting keys if threads wait for it.
+	 * @param waiting where to add it
+	 * @param key the stored key
+	 * @param mode the mode they want it in
+	 * @param threads how many threads wait, possibly none
+	 */
+	protected static void add(List<WaitingKey> waiting, String key, DbLockMode mode, int threads) {
+		if (threads > 0) {
+			waiting.add(new WaitingKey(key, mode, threads));
 		}
 	}
 

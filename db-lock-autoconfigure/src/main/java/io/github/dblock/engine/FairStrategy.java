@@ -340,12 +340,10 @@ final class FairStrategy extends AbstractLockStrategy {
 	}
 
 	@Override
-	public int waiting() {
-		int waiting = 0;
+	public void waiting(List<WaitingKey> waiting) {
 		for (FairKey local : this.keys.inUse()) {
-			waiting += local.waiting();
+			add(waiting, local.key, DbLockMode.FAIR, local.waiting());
 		}
-		return waiting;
 	}
 
 	/** Sends the waiting threads away: their tickets are deleted. */

@@ -169,12 +169,10 @@ final class LeaseStrategy extends AbstractLockStrategy {
 	}
 
 	@Override
-	public int waiting() {
-		int waiting = 0;
+	public void waiting(List<WaitingKey> waiting) {
 		for (LocalKey local : this.keys.inUse()) {
-			waiting += local.gate.queued();
+			add(waiting, local.key, DbLockMode.LEASE, local.gate.queued());
 		}
-		return waiting;
 	}
 
 	/**

@@ -137,6 +137,22 @@ public final class LockEngine implements AutoCloseable {
 	}
 
 	/**
+	 * The keys that threads of this JVM wait for now in this JVM, behind another of its
+	 * threads that holds the key or asks the database for it, in every mode that queues
+	 * locally (the lease, named and fair modes and the writers of the read/write modes; the
+	 * transaction mode and the readers wait in the database, and are not listed). The
+	 * threads add up to {@link #localWaiters()}.
+	 * @return the waiting keys, each with at least one thread, in no particular order
+	 */
+	public List<WaitingKey> waiting() {
+		List<WaitingKey> waiting = new ArrayList<>();
+		for (LockStrategy strategy : distinct()) {
+			strategy.waiting(waiting);
+		}
+		return waiting;
+	}
+
+	/**
 	 * How many threads of this JVM wait now for a key another of its threads holds or asks
 	 * the database for, in every mode that queues locally (the lease, named and fair modes
 	 * and the writers of the read/write modes; the transaction mode and the readers wait in

@@ -1,6 +1,7 @@
 package io.github.dblock.engine;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -49,10 +50,21 @@ interface LockStrategy {
 	void held(List<HeldKey> held, long now);
 
 	/**
+	 * Adds the keys that threads of this JVM wait for now in this JVM (not in the
+	 * database), each with how many wait: none where no thread waits.
+	 * @param waiting where to add them
+	 */
+	void waiting(List<WaitingKey> waiting);
+
+	/**
 	 * How many threads of this JVM wait now for a key in this JVM (not in the database).
 	 * @return the number of local waiters
 	 */
-	int waiting();
+	default int waiting() {
+		List<WaitingKey> waiting = new ArrayList<>();
+		waiting(waiting);
+		return waiting.stream().mapToInt(WaitingKey::threads).sum();
+	}
 
 	/**
 	 * Refuses new acquisitions and sends away the threads waiting for a key, at once.

@@ -205,12 +205,10 @@ final class NamedStrategy extends AbstractLockStrategy {
 	}
 
 	@Override
-	public int waiting() {
-		int waiting = 0;
+	public void waiting(List<WaitingKey> waiting) {
 		for (LocalNamed local : this.keys.inUse()) {
-			waiting += local.permit.getQueueLength();
+			add(waiting, local.key, DbLockMode.NAMED, local.permit.getQueueLength());
 		}
-		return waiting;
 	}
 
 	/** Marks held locks whose connection no longer answers as lost. */

@@ -258,12 +258,10 @@ final class ReadWriteStrategy extends AbstractLockStrategy {
 
 	/** Readers each ask the database; writers queue locally for their turn. */
 	@Override
-	public int waiting() {
-		int waiting = 0;
+	public void waiting(List<WaitingKey> waiting) {
 		for (LocalWriters local : this.attempts.localWriters()) {
-			waiting += local.permit.getQueueLength();
+			add(waiting, local.key, DbLockMode.WRITE, local.permit.getQueueLength());
 		}
-		return waiting;
 	}
 
 	@Override

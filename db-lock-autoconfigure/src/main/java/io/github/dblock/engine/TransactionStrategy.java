@@ -176,8 +176,7 @@ final class TransactionStrategy extends AbstractLockStrategy {
 
 	/** Waits in the database, not in this JVM. */
 	@Override
-	public int waiting() {
-		return 0;
+	public void waiting(List<WaitingKey> waiting) {
 	}
 
 	/** Its waits go on: a lock it takes is its caller's transaction's, which the engine does not end. */

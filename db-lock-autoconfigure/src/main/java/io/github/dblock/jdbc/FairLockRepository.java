@@ -1,6 +1,7 @@
 package io.github.dblock.jdbc;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
@@ -96,6 +97,25 @@ public interface FairLockRepository {
 	 * @return the reason, or {@code null} if it can be used
 	 */
 	@Nullable String unavailable();
+
+	/**
+	 * Reads the tickets that hold their key now (the head of each key's queue, by the
+	 * database's clock), in key order, for monitoring.
+	 * @param limit the most tickets to read
+	 * @return the holding tickets
+	 * @throws UnsupportedOperationException if this repository cannot list them
+	 */
+	default List<HeldTicket> holders(int limit) {
+		throw new UnsupportedOperationException(getClass().getName() + " cannot list the holders of its queue");
+	}
+
+	/**
+	 * A ticket that holds its key, as {@link #holders(int)} reads it.
+	 * @param ticket the ticket: key, owner and number (its fencing token)
+	 * @param expiresAt when its lease ends, in the database's time
+	 */
+	record HeldTicket(Ticket ticket, Instant expiresAt) {
+	}
 
 	/**
 	 * A ticket in a key's queue.

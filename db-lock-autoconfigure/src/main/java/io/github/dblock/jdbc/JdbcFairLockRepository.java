@@ -142,6 +142,15 @@ public class JdbcFairLockRepository implements FairLockRepository {
 	}
 
 	@Override
+	public List<HeldTicket> holders(int limit) {
+		SqlDialect dialect = this.connections.dialect();
+		return this.connections.onOwnConnection((jdbc) -> jdbc.query(this.sql.holdersSql(),
+				(rs, i) -> new HeldTicket(new Ticket(rs.getString("lock_key"), rs.getString("owner"), rs.getLong("ticket")),
+						dialect.readInstant(rs, "expires_at")),
+				limit));
+	}
+
+	@Override
 	public @Nullable String unavailable() {
 		return this.connections.onOwnConnection((jdbc) -> {
 			try {

@@ -110,6 +110,20 @@ public class JdbcLockHistoryRepository implements LockHistoryRepository {
 		return this.locks.onOwnConnection((jdbc) -> jdbc.update(this.sql.deleteOldSql(), time(before), limit));
 	}
 
+	@Override
+	public List<Entry> latest(int limit) {
+		return this.locks.onOwnConnection((jdbc) -> jdbc.query(this.sql.latestSql(), (rs, i) -> {
+			long token = rs.getLong("token");
+			Long tokenOrNull = rs.wasNull() ? null : token;
+			Instant releasedAt = (rs.getObject("released_at") != null) ? this.dialect.readInstant(rs, "released_at")
+					: null;
+			String outcome = rs.getString("outcome");
+			return new Entry(rs.getString("lock_key"), rs.getString("mode"), rs.getString("owner"), tokenOrNull,
+					this.dialect.readInstant(rs, "acquired_at"), releasedAt,
+					(outcome != null) ? Outcome.valueOf(outcome.toUpperCase(Locale.ROOT)) : null);
+		}, limit));
+	}
+
 	private @Nullable Object time(@Nullable Instant instant) {
 		return (instant != null) ? this.dialect.instantParameter(instant) : null;
 	}

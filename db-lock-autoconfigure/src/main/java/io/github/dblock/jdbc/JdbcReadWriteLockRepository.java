@@ -370,6 +370,15 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 						+ jdbc.update(this.sql.deleteExpiredIntents(), limit)));
 	}
 
+	@Override
+	public List<HolderRow> holders(int limit) {
+		return this.connections.onOwnConnection((jdbc) -> jdbc.query(this.sql.holdersSql(),
+				(rs, i) -> new HolderRow(new LockRow(rs.getString("lock_key"), rs.getString("owner"), rs.getLong("token"),
+						this.sql.readInstant(rs, "acquired_at"), this.sql.readInstant(rs, "expires_at")),
+						"W".equals(rs.getString("kind"))),
+				limit));
+	}
+
 	private void deleteQuietly(String key, String owner) {
 		try {
 			this.connections.onOwnConnection((jdbc) -> jdbc.update(this.sql.deleteHolder(), key, owner));

@@ -88,4 +88,15 @@ public interface LockHistoryRepository {
 	 */
 	int deleteOlderThan(Instant before, int limit);
 
+	/**
+	 * Reads the entries of the holds that began last (by their {@code acquiredAt}), the
+	 * latest first, open or closed: for monitoring.
+	 * @param limit the most entries to read
+	 * @return the entries, with the mode's name as written (e.g. {@code LEASE})
+	 * @throws UnsupportedOperationException if this repository cannot read its log
+	 */
+	default List<Entry> latest(int limit) {
+		throw new UnsupportedOperationException(getClass().getName() + " cannot read the lock log");
+	}
+
 }

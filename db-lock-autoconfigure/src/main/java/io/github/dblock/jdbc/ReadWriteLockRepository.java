@@ -121,6 +121,25 @@ public interface ReadWriteLockRepository {
 	int deleteExpired(int limit);
 
 	/**
+	 * Reads holder rows, readers' and writers', in key order, for monitoring: whoever holds
+	 * them, expired or not.
+	 * @param limit the most rows to read
+	 * @return the rows
+	 * @throws UnsupportedOperationException if this repository cannot list its rows
+	 */
+	default List<HolderRow> holders(int limit) {
+		throw new UnsupportedOperationException(getClass().getName() + " cannot list its holder rows");
+	}
+
+	/**
+	 * A holder row, as {@link #holders(int)} reads it.
+	 * @param row the row: key, owner, token, when it was taken and when its lease ends
+	 * @param writer whether its holder is a writer (else a reader)
+	 */
+	record HolderRow(LockRow row, boolean writer) {
+	}
+
+	/**
 	 * What a writer's attempt found.
 	 * @param intent whether the key's intent is this writer's (if not, another writer waits
 	 * for the key or holds it)

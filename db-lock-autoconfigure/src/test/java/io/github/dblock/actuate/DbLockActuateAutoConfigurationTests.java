@@ -1,6 +1,7 @@
 package io.github.dblock.actuate;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -10,6 +11,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
 import io.github.dblock.support.DbLockTemplate;
+import io.github.dblock.DbLockMode;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockHandle;
 import io.github.dblock.autoconfigure.DbLockAutoConfiguration;
@@ -19,6 +21,7 @@ import io.github.dblock.autoconfigure.metrics.DbLockMetricsAutoConfiguration;
 import io.github.dblock.engine.DbLockObservationContext;
 import io.github.dblock.engine.DbLockObservationConvention;
 import io.github.dblock.engine.DefaultDbLockObservationConvention;
+import io.github.dblock.maintenance.LockHistory;
 import io.github.dblock.maintenance.LockReaper;
 import io.github.dblock.jdbc.LockRepository;
 import io.micrometer.common.KeyValue;
@@ -28,6 +31,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
+import org.awaitility.Awaitility;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -256,6 +260,96 @@ class DbLockActuateAutoConfigurationTests {
 				assertThat(endpoint.release(row.key(), row.owner(), row.token())).containsEntry("released", true);
 				assertThat(endpoint.locks().rows()).isEmpty();
 			}
+		});
+	}
+
+	@Test
+	void endpointListsTheLocksOfEveryModeHeldInTheDatabaseWithTheirMode() {
+		this.contextRunner.run((context) -> {
+			DbLockTemplate template = context.getBean(DbLockTemplate.class);
+			DbLockEndpoint endpoint = context.getBean(DbLockEndpoint.class);
+			try (LockHandle lease = template.acquire("mode:lease", Duration.ZERO, null);
+					LockHandle read = template.acquire(DbLockMode.READ, "mode:read", Duration.ZERO);
+					LockHandle write = template.acquire(DbLockMode.WRITE, "mode:write", Duration.ZERO);
+					LockHandle fair = template.acquire(DbLockMode.FAIR, "mode:fair", Duration.ZERO)) {
+				List<DbLockEndpoint.Row> rows = endpoint.locks().rows();
+				assertThat(rows).extracting(DbLockEndpoint.Row::key, DbLockEndpoint.Row::mode)
+					.containsExactly(tuple("app:mode:fair", "fair"), tuple("app:mode:lease", "lease"),
+							tuple("app:mode:read", "read"), tuple("app:mode:write", "write"));
+				// a fair lock's token is its ticket; the others' handles number hand-ons below the row's
+				assertThat(rows.get(0).token()).isEqualTo(fair.fencingToken());
+				assertThat(rows).allSatisfy((row) -> assertThat(row.owner()).isNotBlank());
+				assertThat(rows).allSatisfy((row) -> assertThat(row.expiresAt()).isAfter(Instant.now().minusSeconds(60)));
+				// the fair queue does not keep when a ticket came to hold its key
+				assertThat(rows).extracting(DbLockEndpoint.Row::acquiredAt).first().isNull();
+				assertThat(rows.subList(1, rows.size())).extracting(DbLockEndpoint.Row::acquiredAt).doesNotContainNull();
+			}
+		});
+		this.contextRunner.withPropertyValues("db-lock.endpoint.max-rows=2").run((context) -> {
+			DbLockTemplate template = context.getBean(DbLockTemplate.class);
+			try (LockHandle lease = template.acquire("mode:lease", Duration.ZERO, null);
+					LockHandle read = template.acquire(DbLockMode.READ, "mode:read", Duration.ZERO);
+					LockHandle write = template.acquire(DbLockMode.WRITE, "mode:write", Duration.ZERO)) {
+				DbLockEndpoint.LocksReport report = context.getBean(DbLockEndpoint.class).locks();
+				assertThat(report.rows()).extracting(DbLockEndpoint.Row::mode).containsExactly("lease", "read");
+				assertThat(report.truncated()).isTrue();
+			}
+		});
+	}
+
+	@Test
+	void endpointListsTheLockLogsLastHoldsWhenTheLogIsOn() {
+		this.contextRunner.withPropertyValues("db-lock.history.enabled=true").run((context) -> {
+			DbLockTemplate template = context.getBean(DbLockTemplate.class);
+			DbLockEndpoint endpoint = context.getBean(DbLockEndpoint.class);
+			assertThat(endpoint.locks().log()).isEmpty();
+			long released;
+			try (LockHandle handle = template.acquire("logged:1", Duration.ZERO, null)) {
+				released = handle.fencingToken();
+			}
+			try (LockHandle handle = template.acquire(DbLockMode.WRITE, "logged:2", Duration.ZERO)) {
+				context.getBean(LockHistory.class).flush();
+				assertThat(endpoint.locks().log())
+					.extracting(DbLockEndpoint.LogEntry::key, DbLockEndpoint.LogEntry::mode, DbLockEndpoint.LogEntry::token,
+							DbLockEndpoint.LogEntry::outcome)
+					.containsExactly(tuple("app:logged:2", "write", handle.fencingToken(), null),
+							tuple("app:logged:1", "lease", released, "released"));
+				assertThat(endpoint.locks().log()).first().satisfies((entry) -> assertThat(entry.endedAt()).isNull());
+				assertThat(endpoint.locks().log()).last()
+					.satisfies((entry) -> assertThat(entry.endedAt()).isAfterOrEqualTo(entry.acquiredAt()));
+			}
+		});
+		// the recovery job alone uses the log's table, but the log is off
+		this.contextRunner.withPropertyValues("db-lock.recovery.max-hold=1h")
+			.run((context) -> assertThat(context.getBean(DbLockEndpoint.class).locks().log()).isNull());
+		this.contextRunner.run((context) -> assertThat(context.getBean(DbLockEndpoint.class).locks().log()).isNull());
+	}
+
+	@Test
+	void endpointListsTheKeysThreadsOfThisJvmWaitFor() {
+		this.contextRunner.run((context) -> {
+			DbLockTemplate template = context.getBean(DbLockTemplate.class);
+			DbLockEndpoint endpoint = context.getBean(DbLockEndpoint.class);
+			assertThat(endpoint.locks().waitingHere()).isEmpty();
+			List<Thread> waiters = new CopyOnWriteArrayList<>();
+			try (LockHandle handle = template.acquire("order:8", Duration.ZERO, null)) {
+				for (int i = 0; i < 2; i++) {
+					Thread waiter = new Thread(() -> template.acquire("order:8", Duration.ofMinutes(1), null).close());
+					waiter.start();
+					waiters.add(waiter);
+				}
+				// both wait in this JVM, behind the thread that holds the key
+				Awaitility.await()
+					.atMost(Duration.ofSeconds(30))
+					.until(() -> endpoint.locks().waitingHere(),
+							(waiting) -> waiting.equals(List.of(new DbLockEndpoint.Waiting("app:order:8", "lease", 2))));
+				assertThat(endpoint.locks().heldHere()).extracting(DbLockEndpoint.Held::key).containsExactly("app:order:8");
+			}
+			for (Thread waiter : waiters) {
+				waiter.join(Duration.ofMinutes(1).toMillis());
+				assertThat(waiter.isAlive()).isFalse();
+			}
+			assertThat(endpoint.locks().waitingHere()).isEmpty();
 		});
 	}
 

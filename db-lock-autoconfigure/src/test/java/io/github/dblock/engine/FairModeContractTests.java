@@ -2,6 +2,7 @@ package io.github.dblock.engine;
 
 import io.github.dblock.LockRequest;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -119,6 +120,46 @@ abstract class FairModeContractTests {
 			assertThat(System.nanoTime() - deadline).as("tickets of '" + key + "' never came to " + count).isNegative();
 			LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
 		}
+	}
+
+	@Test
+	void threadsWaitingBehindALocalHolderAreListedPerKeyAndMode() throws Exception {
+		LockHandle held = this.nodeA.acquire(request("waited", LONG_WAIT));
+		ExecutorService pool = Executors.newFixedThreadPool(2);
+		try {
+			List<Future<?>> waiters = new ArrayList<>();
+			for (int i = 0; i < 2; i++) {
+				waiters.add(pool.submit(() -> {
+					this.nodeA.acquire(request("waited", LONG_WAIT)).close();
+					return null;
+				}));
+			}
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> this.nodeA.waiting().equals(List.of(new WaitingKey("waited", DbLockMode.FAIR, 2))));
+			assertThat(this.nodeA.localWaiters()).isEqualTo(2);
+			assertThat(this.nodeB.waiting()).isEmpty();
+			held.close();
+			for (Future<?> waiter : waiters) {
+				waiter.get(1, TimeUnit.MINUTES);
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+		assertThat(this.nodeA.waiting()).isEmpty();
+	}
+
+	@Test
+	void holdersListsTheHeadOfEachKeysQueue() {
+		FairLockRepository queue = this.leases.fairQueue().orElseThrow();
+		FairLockRepository.Ticket first = queue.enqueue("listed-b", "owner-1", LEASE);
+		FairLockRepository.Ticket second = queue.enqueue("listed-b", "owner-2", LEASE);
+		FairLockRepository.Ticket other = queue.enqueue("listed-a", "owner-3", LEASE);
+		assertThat(queue.holders(10)).extracting(FairLockRepository.HeldTicket::ticket).containsExactly(other, first);
+		assertThat(queue.holders(10)).allSatisfy((held) -> assertThat(held.expiresAt()).isAfter(Instant.EPOCH));
+		assertThat(queue.leave(first)).isTrue();
+		assertThat(queue.holders(10)).extracting(FairLockRepository.HeldTicket::ticket).containsExactly(other, second);
+		assertThat(queue.holders(1)).hasSize(1);
 	}
 
 	@Test
@@ -799,6 +840,11 @@ abstract class FairModeContractTests {
 			public Ticket enqueue(String key, String owner, Duration lease) {
 				CountingRepository.this.statements.incrementAndGet();
 				return this.delegate.enqueue(key, owner, lease);
+			}
+
+			@Override
+			public List<HeldTicket> holders(int limit) {
+				return this.delegate.holders(limit);
 			}
 
 			@Override

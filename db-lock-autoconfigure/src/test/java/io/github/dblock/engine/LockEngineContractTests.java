@@ -295,6 +295,11 @@ abstract class LockEngineContractTests {
 			}
 			// the database has seen the head of the local queue poll a few times
 			await().atMost(Duration.ofSeconds(30)).until(() -> this.repositoryA.acquireCalls() >= 5);
+			// the others wait behind it, in this JVM
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> this.nodeA.waiting().equals(List.of(new WaitingKey("queued", DbLockMode.LEASE, waiters - 1))));
+			assertThat(this.nodeA.localWaiters()).isEqualTo(waiters - 1);
+			assertThat(this.nodeB.waiting()).isEmpty();
 			polling.countDown();
 			held.close();
 			for (Future<?> future : futures) {
@@ -306,6 +311,7 @@ abstract class LockEngineContractTests {
 		}
 		assertThat(acquired).hasValue(waiters);
 		assertThat(this.repositoryA.maxInFlight()).isEqualTo(1);
+		assertThat(this.nodeA.waiting()).isEmpty();
 	}
 
 	@Test

@@ -47,6 +47,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.tuple;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The contract of the read/write modes on a real database, with real threads. Two engines
@@ -103,6 +105,52 @@ abstract class ReadWriteContractTests {
 
 	private static LockRequest request(DbLockMode mode, String key, Duration wait) {
 		return new LockRequest(key, wait, LEASE, true, Duration.ZERO, mode);
+	}
+
+	@Test
+	void threadsWaitingBehindALocalHolderAreListedPerKeyAndMode() throws Exception {
+		LockHandle held = this.nodeA.acquire(request(DbLockMode.WRITE, "waited", LONG_WAIT));
+		ExecutorService pool = Executors.newFixedThreadPool(2);
+		try {
+			List<Future<?>> waiters = new ArrayList<>();
+			for (int i = 0; i < 2; i++) {
+				waiters.add(pool.submit(() -> {
+					this.nodeA.acquire(request(DbLockMode.WRITE, "waited", LONG_WAIT)).close();
+					return null;
+				}));
+			}
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> this.nodeA.waiting().equals(List.of(new WaitingKey("waited", DbLockMode.WRITE, 2))));
+			assertThat(this.nodeA.localWaiters()).isEqualTo(2);
+			assertThat(this.nodeB.waiting()).isEmpty();
+			held.close();
+			for (Future<?> waiter : waiters) {
+				waiter.get(1, TimeUnit.MINUTES);
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+		assertThat(this.nodeA.waiting()).isEmpty();
+	}
+
+	@Test
+	void holdersListsReadersAndWritersInKeyOrder() {
+		ReadWriteLockRepository repository = this.leases.readWriteLocks().orElseThrow();
+		Lease first = repository.tryRead("listed-b", "reader-1", LEASE).orElseThrow();
+		Lease second = repository.tryRead("listed-b", "reader-2", LEASE).orElseThrow();
+		WriteAttempt writer = repository.tryWrite("listed-a", "writer-1", LEASE, false);
+		assertThat(writer.lease()).isNotNull();
+		List<ReadWriteLockRepository.HolderRow> holders = repository.holders(10);
+		assertThat(holders)
+			.extracting((holder) -> holder.row().key(), (holder) -> holder.row().owner(),
+					(holder) -> holder.row().token(), ReadWriteLockRepository.HolderRow::writer)
+			.containsExactly(tuple("listed-a", "writer-1", writer.lease().token(), true),
+					tuple("listed-b", "reader-1", first.token(), false),
+					tuple("listed-b", "reader-2", second.token(), false));
+		assertThat(holders).allSatisfy((holder) -> assertThat(holder.row().expiresAt())
+			.isAfter(holder.row().acquiredAt()));
+		assertThat(repository.holders(1)).hasSize(1);
 	}
 
 	@Test

@@ -199,6 +199,39 @@ abstract class LockHistoryContractTests {
 	}
 
 	@Test
+	void latestReadsTheLastHoldsNewestFirstOpenOrClosed() {
+		TransactionTemplate transactions = new TransactionTemplate(new JdbcTransactionManager(this.dataSource));
+		transactions.executeWithoutResult((status) -> this.nodeA.acquire(request(DbLockMode.TRANSACTION, "tx", PATIENCE)));
+		LockHandle first = this.nodeA.acquire(request(DbLockMode.LEASE, "first", PATIENCE));
+		long firstToken = first.fencingToken();
+		first.close();
+		try (LockHandle open = this.nodeB.acquire(request(DbLockMode.LEASE, "open", PATIENCE))) {
+			this.history.flush();
+			List<LockHistoryRepository.Entry> latest = this.historyRepository.latest(10);
+			assertThat(latest).extracting(LockHistoryRepository.Entry::key).containsExactly("open", "first", "tx");
+			assertThat(latest.get(0)).satisfies((entry) -> {
+				assertThat(entry.mode()).isEqualTo("LEASE");
+				assertThat(entry.token()).isEqualTo(open.fencingToken());
+				assertThat(entry.owner()).isNotBlank();
+				assertThat(entry.releasedAt()).isNull();
+				assertThat(entry.outcome()).isNull();
+			});
+			assertThat(latest.get(1)).satisfies((entry) -> {
+				assertThat(entry.token()).isEqualTo(firstToken);
+				assertThat(entry.outcome()).isEqualTo(LockHistoryRepository.Outcome.RELEASED);
+				assertThat(entry.releasedAt()).isAfterOrEqualTo(entry.acquiredAt());
+			});
+			assertThat(latest.get(2)).satisfies((entry) -> {
+				assertThat(entry.mode()).isEqualTo("TRANSACTION");
+				assertThat(entry.token()).isNull();
+				assertThat(entry.outcome()).isEqualTo(LockHistoryRepository.Outcome.RELEASED);
+			});
+			assertThat(this.historyRepository.latest(2)).extracting(LockHistoryRepository.Entry::key)
+				.containsExactly("open", "first");
+		}
+	}
+
+	@Test
 	void aHoldWrittenBeforeItEndsIsClosedLater() {
 		LockHandle lock = this.nodeA.acquire(request(DbLockMode.LEASE, "open", PATIENCE));
 		this.history.flush();

@@ -37,14 +37,14 @@ import static org.awaitility.Awaitility.await;
 /**
  * The console in headless Chromium, on an application that allows force release and
  * restricts the console to the role {@code OPERATOR}, while its own filter chain lets
- * every request through.
+ * every request through, with the lock log on.
  */
 @SpringBootTest(classes = ConsoleTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "spring.datasource.url=jdbc:h2:mem:console-allowed;DB_CLOSE_DELAY=-1",
 				"management.endpoints.web.exposure.include=dblock,health",
 				// renewed every second: a holder finds a release soon
 				"db-lock.default-lease=6s", "db-lock.watchdog.interval=1s", "db-lock.console.refresh=1s", "db-lock.console.allow-release=true",
-				"db-lock.console.roles=OPERATOR" })
+				"db-lock.console.roles=OPERATOR", "db-lock.history.enabled=true" })
 class DbLockConsoleBrowserTests extends ConsoleBrowserTestSupport {
 
 	@Autowired
@@ -119,6 +119,56 @@ class DbLockConsoleBrowserTests extends ConsoleBrowserTestSupport {
 			assertThat(driver.findElements(rowOf("locks", order.key()))).hasSize(1);
 		}
 		assertThat(browser().consoleErrors()).isEmpty();
+	}
+
+	@Test
+	void showsAThreadOfThisNodeThatWaitsForAKeyWhileItWaits() throws Exception {
+		openConsole();
+		try (Holder holder = new Holder("export-worker-1",
+				() -> this.template.acquire("export:9", Duration.ZERO, null))) {
+			String key = holder.handle().key();
+			// a second thread of this node waits behind the holder, in this JVM
+			try (Holder waiter = new Holder("export-worker-2",
+					() -> this.template.acquire("export:9", Duration.ofMinutes(1), null))) {
+				var driver = browser().driver();
+				Map<String, String> row = new WebDriverWait(driver, ONE_REFRESH)
+					.until((ignored) -> cells("waiting", key));
+				assertThat(row).containsEntry("mode", "lease").containsEntry("threads", "1");
+				assertThat(driver.findElement(By.id("waiting-section")).isDisplayed()).isTrue();
+				holder.close();
+				assertThat(waiter.handle().key()).isEqualTo(key);
+				new WebDriverWait(driver, ONE_REFRESH)
+					.until(ExpectedConditions.invisibilityOfElementLocated(rowOf("waiting", key)));
+				new WebDriverWait(driver, ONE_REFRESH).until((ignored) -> {
+					Map<String, String> held = cells("held", key);
+					return held != null && "export-worker-2".equals(held.get("thread"));
+				});
+			}
+		}
+		assertThat(browser().consoleErrors()).isEmpty();
+	}
+
+	@Test
+	void aReleasedHoldAppearsInTheLockLogsTimeline() {
+		openConsole();
+		String key;
+		long token;
+		try (LockHandle handle = this.template.acquire("timeline:1", Duration.ZERO, null)) {
+			key = handle.key();
+			token = handle.fencingToken();
+			// while held, its bar runs to now
+			assertThat(logBar(key, "held")).isEqualTo(Long.toString(token));
+		}
+		assertThat(logBar(key, "released")).isEqualTo(Long.toString(token));
+		assertThat(browser().driver().findElement(By.id("log-section")).isDisplayed()).isTrue();
+		assertThat(browser().consoleErrors()).isEmpty();
+	}
+
+	/** Waits for a hold of a key with an outcome in the lock log's timeline; returns its token. */
+	private static String logBar(String key, String outcome) {
+		String bar = "#log-timeline .track-row[data-key='" + key + "'] .hold[data-outcome='" + outcome + "']";
+		return new WebDriverWait(browser().driver(), ONE_REFRESH).until((driver) -> (String) browser().driver()
+			.executeScript("var bar = document.querySelector(arguments[0]); return bar ? bar.dataset.token : null;", bar));
 	}
 
 	@Test
@@ -235,6 +285,10 @@ class DbLockConsoleBrowserTests extends ConsoleBrowserTestSupport {
 		List<Holder> holders = new ArrayList<>();
 		List<Lease> others = new ArrayList<>();
 		try {
+			// earlier holds, for the lock log's timeline
+			for (int i = 0; i < 3; i++) {
+				this.template.acquire("report:daily", Duration.ZERO, null).close();
+			}
 			holders.add(new Holder("http-nio-8080-exec-4",
 					() -> this.template.acquire("order:1042", Duration.ZERO, Duration.ofSeconds(45))));
 			holders.add(new Holder("http-nio-8080-exec-9",
@@ -269,6 +323,11 @@ class DbLockConsoleBrowserTests extends ConsoleBrowserTestSupport {
 			if (copy != null && !copy.isBlank()) {
 				Files.write(Path.of(copy), png);
 			}
+			// the lock log's timeline, below the fold
+			new WebDriverWait(browser().driver(), ONE_REFRESH).until(ExpectedConditions.presenceOfElementLocated(
+					By.cssSelector("#log-timeline .track-row[data-key='report:daily'] .hold[data-outcome='released']")));
+			browser().driver().executeScript("document.getElementById('log-section').scrollIntoView()");
+			Files.write(Path.of("target", "console-log.png"), browser().driver().getScreenshotAs(OutputType.BYTES));
 			assertThat(browser().consoleErrors()).isEmpty();
 		}
 		finally {

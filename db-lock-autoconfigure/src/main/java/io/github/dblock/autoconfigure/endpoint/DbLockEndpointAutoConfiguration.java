@@ -1,11 +1,15 @@
 package io.github.dblock.autoconfigure.endpoint;
 
+import java.util.List;
+
 import io.github.dblock.autoconfigure.DbLockAutoConfiguration;
 import io.github.dblock.autoconfigure.DbLockSchemaMigration;
 
 import io.github.dblock.actuate.DbLockEndpoint;
 import io.github.dblock.engine.LockEngine;
+import io.github.dblock.jdbc.LockHistoryRepository;
 import io.github.dblock.jdbc.LockRepository;
+import io.github.dblock.maintenance.LockHistory;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
@@ -41,17 +45,21 @@ public final class DbLockEndpointAutoConfiguration {
 		@Bean
 		@ConditionalOnMissingBean
 		DbLockEndpoint dbLockEndpoint(LockRepository repository, LockEngine engine,
-				DbLockEndpointProperties properties, ObjectProvider<DbLockSchemaMigration> migration) {
+				DbLockEndpointProperties properties, ObjectProvider<DbLockSchemaMigration> migration,
+				ObjectProvider<LockHistory> history, ObjectProvider<LockHistoryRepository> historyRepository) {
 			DbLockSchemaMigration schema = migration.getIfAvailable();
+			// the log's repository exists for the recovery job too: listed only where the log is on
+			LockHistoryRepository log = (history.getIfAvailable() != null) ? historyRepository.getIfAvailable() : null;
 			if (schema == null) {
-				return new DbLockEndpoint(repository, engine, properties.getMaxRows());
+				return new DbLockEndpoint(repository, engine, properties.getMaxRows(), List::of, log);
 			}
 			return new DbLockEndpoint(repository, engine, properties.getMaxRows(),
 					() -> schema.migrations()
 						.stream()
 						.map((step) -> new DbLockEndpoint.Migration(String.valueOf(step.version()),
 								step.description(), step.state(), step.installedOn()))
-						.toList());
+						.toList(),
+					log);
 		}
 
 	}

@@ -33,6 +33,8 @@ public final class FairQueueStatements {
 
 	private final String deleteExpiredSql;
 
+	private final String holdersSql;
+
 	FairQueueStatements(SqlSyntax dialect) {
 		this.dialect = dialect;
 		String table = dialect.table();
@@ -49,6 +51,19 @@ public final class FairQueueStatements {
 		this.leaveSql = "DELETE FROM " + this.queue + " WHERE ticket = ? AND owner = ? AND lock_key = ?";
 		this.abandonSql = "DELETE FROM " + this.queue + " WHERE lock_key = ? AND owner = ?";
 		this.deleteExpiredSql = dialect.deleteExpiredSql(this.queue);
+		this.holdersSql = ("SELECT q.ticket, q.lock_key, q.owner, q.expires_at FROM %1$s q WHERE q.expires_at > %2$s"
+				+ " AND NOT EXISTS (SELECT 1 FROM %1$s e WHERE e.lock_key = q.lock_key AND e.ticket < q.ticket"
+				+ " AND e.expires_at > %2$s) ORDER BY q.lock_key LIMIT ?")
+			.formatted(this.queue, dialect.now());
+	}
+
+	/**
+	 * Reads the head of each key's queue, its lowest live ticket, which holds the key, in
+	 * key order: limit.
+	 * @return the SQL
+	 */
+	public String holdersSql() {
+		return this.holdersSql;
 	}
 
 	/**

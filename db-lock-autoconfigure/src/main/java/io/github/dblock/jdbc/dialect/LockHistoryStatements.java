@@ -21,6 +21,8 @@ public final class LockHistoryStatements {
 
 	private final String deleteOldSql;
 
+	private final String latestSql;
+
 	private final List<HoldTable> holdTables;
 
 	/**
@@ -38,6 +40,8 @@ public final class LockHistoryStatements {
 		// a derived table: MySQL takes no LIMIT in an IN subquery
 		this.deleteOldSql = "DELETE FROM " + history + " WHERE id IN (SELECT id FROM (SELECT id FROM " + history
 				+ " WHERE acquired_at < ? ORDER BY id LIMIT ?) old_rows)";
+		this.latestSql = "SELECT lock_key, mode, owner, token, acquired_at, released_at, outcome FROM " + history
+				+ " ORDER BY acquired_at DESC, id DESC LIMIT ?";
 		this.holdTables = List.of(new HoldTable(table, "'LEASE'", true, null, history, dialect),
 				new HoldTable(table + "_rw", "'READ', 'WRITE'", true, table + "_rw_intents", history, dialect),
 				// a ticket has no start of its own: its holds expire, they are not freed for lasting
@@ -74,6 +78,14 @@ public final class LockHistoryStatements {
 	 */
 	public String deleteOldSql() {
 		return this.deleteOldSql;
+	}
+
+	/**
+	 * Reads the entries that began last, the latest first: limit.
+	 * @return the SQL
+	 */
+	public String latestSql() {
+		return this.latestSql;
 	}
 
 	/**

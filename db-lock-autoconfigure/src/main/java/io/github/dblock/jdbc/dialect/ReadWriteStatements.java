@@ -65,6 +65,8 @@ public final class ReadWriteStatements {
 
 	private final String deleteExpiredIntents;
 
+	private final String holdersSql;
+
 	ReadWriteStatements(SqlSyntax dialect) {
 		this.dialect = dialect;
 		String holders = dialect.table() + "_rw";
@@ -121,6 +123,17 @@ public final class ReadWriteStatements {
 				+ " WHERE lock_key = ? AND owner = ?";
 		this.deleteExpiredHolders = dialect.deleteExpiredSql(holders);
 		this.deleteExpiredIntents = dialect.deleteExpiredSql(intents);
+		this.holdersSql = "SELECT lock_key, owner, token, kind, acquired_at, expires_at FROM " + holders
+				+ " ORDER BY lock_key, owner LIMIT ?";
+	}
+
+	/**
+	 * Reads holder rows, readers' ({@code kind} {@code 'R'}) and writers' ({@code 'W'}), in
+	 * key order: limit.
+	 * @return the SQL
+	 */
+	public String holdersSql() {
+		return this.holdersSql;
 	}
 
 	/**
