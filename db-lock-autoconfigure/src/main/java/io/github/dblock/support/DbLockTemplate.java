@@ -35,8 +35,8 @@ import org.jspecify.annotations.Nullable;
  * holder still runs. The {@code execute} methods throw {@link LockAcquisitionException} if
  * the lock stayed held for the whole wait, {@link LockLostException} if the lease was lost
  * while the callback ran (per the lost-lease policy), {@link LockReleaseException} if the
- * release could not be confirmed (with the callback's result; added as suppressed to the
- * callback's exception if it threw), and wrap a checked exception of the callback in an
+ * release could not be confirmed (with the callback's result; suppressed by the callback's
+ * exception if it threw), and wrap a callback's checked exception in an
  * {@link UndeclaredThrowableException}.
  *
  * <pre class="code">
@@ -189,8 +189,7 @@ public class DbLockTemplate {
 	}
 
 	/**
-	 * Acquires a lock in a mode if no other owner holds it, without waiting; see
-	 * {@link #acquire(DbLockMode, String, Duration)}.
+	 * Acquires a lock in a mode if no other owner holds it, without waiting (as {@code acquire}).
 	 * @param mode how the lock is held
 	 * @param key the key, without the prefix
 	 * @return the handle, or empty if the lock is held

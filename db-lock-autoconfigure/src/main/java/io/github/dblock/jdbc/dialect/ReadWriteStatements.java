@@ -61,12 +61,6 @@ public final class ReadWriteStatements {
 
 	private final String renewIntent;
 
-	private final String deleteExpiredHolders;
-
-	private final String deleteExpiredIntents;
-
-	private final String holdersSql;
-
 	ReadWriteStatements(SqlSyntax dialect) {
 		this.dialect = dialect;
 		String holders = dialect.table() + "_rw";
@@ -121,19 +115,15 @@ public final class ReadWriteStatements {
 				+ " WHERE lock_key = ? AND owner = ? AND token = ?";
 		this.renewIntent = "UPDATE " + intents + " SET expires_at = " + dialect.plusMicros(now)
 				+ " WHERE lock_key = ? AND owner = ?";
-		this.deleteExpiredHolders = dialect.deleteExpiredSql(holders);
-		this.deleteExpiredIntents = dialect.deleteExpiredSql(intents);
-		this.holdersSql = "SELECT lock_key, owner, token, kind, acquired_at, expires_at FROM " + holders
-				+ " ORDER BY lock_key, owner LIMIT ?";
 	}
 
 	/**
-	 * Reads holder rows, readers' ({@code kind} {@code 'R'}) and writers' ({@code 'W'}), in
-	 * key order: limit.
+	 * Reads holder rows, readers' ({@code kind 'R'}) and writers' ({@code 'W'}), in key order: limit.
 	 * @return the SQL
 	 */
 	public String holdersSql() {
-		return this.holdersSql;
+		return "SELECT lock_key, owner, token, kind, acquired_at, expires_at FROM " + this.dialect.table()
+				+ "_rw ORDER BY lock_key, owner LIMIT ?";
 	}
 
 	/**
@@ -296,7 +286,7 @@ public final class ReadWriteStatements {
 	 * @return the SQL
 	 */
 	public String deleteExpiredHolders() {
-		return this.deleteExpiredHolders;
+		return this.dialect.deleteExpiredSql(this.dialect.table() + "_rw");
 	}
 
 	/**
@@ -304,7 +294,7 @@ public final class ReadWriteStatements {
 	 * @return the SQL
 	 */
 	public String deleteExpiredIntents() {
-		return this.deleteExpiredIntents;
+		return this.dialect.deleteExpiredSql(this.dialect.table() + "_rw_intents");
 	}
 
 	/**
