@@ -46,8 +46,9 @@ import org.springframework.jdbc.core.RowMapper;
  * a local turn, 1 if the key was not wanted, 2 if it was;</li>
  * <li>renewal of many holders at once: 2 statements, 3 with writers among them.</li>
  * </ul>
- * On H2 a reader's and a writer's insert write a placeholder token and draw the row's token
- * after it, in one transaction (see {@link ReadWriteStatements}): 1 statement more each.
+ * On H2 a reader's and a writer's insert write a placeholder token (see
+ * {@link ReadWriteStatements}): a writer's is drawn after it in one transaction, 1 statement
+ * more; a reader's by the statement that checks it, after its row has committed.
  * A writer's row is inserted only when its intent still has half its lease left, and that
  * intent was renewed by the statement before: a reader that judged it expired would have to
  * run after a writer's statement that took longer than half the lease (far longer than the
@@ -76,14 +77,16 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 	public Optional<Lease> tryRead(String key, String owner, Duration lease) {
 		try {
 			return this.connections.onOwnConnection((jdbc) -> {
-				if (!insertReader(jdbc, key, owner, lease)) {
+				if (jdbc.update(this.sql.insertReader(), this.sql.insertReaderParameters(key, owner, SqlDialect.micros(lease))) == 0) {
 					markWanted(jdbc, key, owner);
 					return Optional.empty();
 				}
-				List<Checked> checked = jdbc.query(this.sql.checkReader(),
-						(rs, i) -> new Checked(rs.getLong("token"), this.sql.readInstant(rs, "expires_at"),
-								rs.getInt("blocked") != 0),
-						key, key, key, owner);
+				String drawReaderToken = this.sql.drawReaderToken();
+				List<Checked> checked = (drawReaderToken != null)
+						? jdbc.query(drawReaderToken, (rs, i) -> new Checked(rs.getLong("token"),
+								this.sql.readInstant(rs, "expires_at"), false), key, owner, key, key)
+						: jdbc.query(this.sql.checkReader(), (rs, i) -> new Checked(rs.getLong("token"),
+								this.sql.readInstant(rs, "expires_at"), rs.getInt("blocked") != 0), key, key, key, owner);
 				if (checked.isEmpty() || checked.get(0).blocked()) {
 					// a writer announced itself before this reader checked: the reader withdraws
 					jdbc.update(this.sql.deleteHolder(), key, owner);
@@ -170,26 +173,7 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 		}
 	}
 
-	/**
-	 * Inserts a reader's row unless a writer's intent is live; where the token is drawn after
-	 * the insert, draws it in the insert's transaction.
-	 * @return whether the row was inserted
-	 */
-	private boolean insertReader(JdbcOperations jdbc, String key, String owner, Duration lease) {
-		Object[] parameters = this.sql.insertReaderParameters(key, owner, SqlDialect.micros(lease));
-		if (this.sql.drawToken() == null) {
-			return jdbc.update(this.sql.insertReader(), parameters) == 1;
-		}
-		return OneTransaction.run(jdbc, (con) -> {
-			if (jdbc.update(this.sql.insertReader(), parameters) == 0) {
-				return false;
-			}
-			drawToken(jdbc, key, owner);
-			return true;
-		});
-	}
-
-	/** Draws the token of the row an owner's insert wrote with a placeholder. */
+	/** Draws the token of the row a writer's insert wrote with a placeholder. */
 	private long drawToken(JdbcOperations jdbc, String key, String owner) {
 		Long token = jdbc.query(Objects.requireNonNull(this.sql.drawToken()), (rs, i) -> rs.getLong("token"), key, owner)
 			.stream()

@@ -576,6 +576,55 @@ abstract class LockRepositoryContractTests {
 	}
 
 	/**
+	 * Where a reader's token is drawn by a statement after its insert (H2), a reader stalled
+	 * right after that draw, before it commits (here in a test-only {@code AFTER UPDATE}
+	 * trigger), and a writer that tries the key meanwhile: the writer must not take the key
+	 * with a larger token than the reader's and release it before the reader holds it with
+	 * the smaller one. A reader's row is in the table before its token is drawn, so the writer
+	 * is refused.
+	 */
+	@Test
+	void aReaderStalledAfterItsDrawKeepsTokensInOrderWithAWriter() throws Exception {
+		assumeThat(this.dialect.readWriteStatements().drawReaderToken()).isNotNull();
+		String key = "stalled-rw-after-draw";
+		ReadWriteLockRepository readWrite = new JdbcReadWriteLockRepository(this.repository.connections());
+		List<Lease> holds = new ArrayList<>();
+		StallingInsertTrigger.arm();
+		this.jdbc.execute("DROP TRIGGER IF EXISTS db_lock_test_stall");
+		this.jdbc.execute("CREATE TRIGGER db_lock_test_stall AFTER UPDATE ON " + TestDatabase.TABLE
+				+ "_rw FOR EACH ROW CALL '" + StallingInsertTrigger.class.getName() + "'");
+		ExecutorService threads = Executors.newSingleThreadExecutor();
+		try {
+			Future<Optional<Lease>> stalled = threads
+				.submit(() -> readWrite.tryRead(key, StallingInsertTrigger.MARK + "reader", LONG_LEASE));
+			assertThat(StallingInsertTrigger.stalled.await(30, TimeUnit.SECONDS)).as("stalled").isTrue();
+			Lease writer = readWrite.tryWrite(key, "other-writer", LONG_LEASE, false).lease();
+			if (writer != null) {
+				holds.add(writer);
+				assertThat(readWrite.release(writer, true)).isTrue();
+			}
+			else {
+				readWrite.withdraw(key, "other-writer");
+			}
+			StallingInsertTrigger.gate.countDown();
+			Optional<Lease> reader = stalled.get(1, TimeUnit.MINUTES);
+			reader.ifPresent(holds::add);
+			reader.ifPresent((lease) -> assertThat(readWrite.release(lease, false)).isTrue());
+		}
+		finally {
+			StallingInsertTrigger.gate.countDown();
+			this.jdbc.execute("DROP TRIGGER IF EXISTS db_lock_test_stall");
+			threads.shutdownNow();
+			this.jdbc.update("DELETE FROM " + TestDatabase.TABLE + "_rw WHERE lock_key = ?", key);
+			this.jdbc.update("DELETE FROM " + TestDatabase.TABLE + "_rw_intents WHERE lock_key = ?", key);
+		}
+		System.out.println(database() + ": read/write holds of '" + key + "' in order: "
+				+ holds.stream().map((hold) -> hold.owner() + "=" + hold.token()).toList());
+		assertThat(holds).as("the reader held").extracting(Lease::owner).contains(StallingInsertTrigger.MARK + "reader");
+		assertThat(holds).extracting(Lease::token).isSorted().doesNotHaveDuplicates();
+	}
+
+	/**
 	 * InnoDB allocates an {@code AUTO_INCREMENT} value in the insert before the row's index
 	 * insert, and no trigger runs between the two. An acquire whose index insert waits (a gap
 	 * of the primary key locked by the test's open transaction) while another key is

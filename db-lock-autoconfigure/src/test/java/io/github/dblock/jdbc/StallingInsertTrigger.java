@@ -7,10 +7,11 @@ import java.util.concurrent.TimeUnit;
 import org.h2.api.Trigger;
 
 /**
- * A test-only H2 {@code BEFORE INSERT} trigger on a lock table: an insert whose owner (the
- * second column) starts with {@value #MARK} counts {@link #stalled} down, then waits for
- * {@link #gate} (at most a minute), so that a test holds that attempt between the
- * evaluation of its values and its row's insert.
+ * A test-only H2 trigger on a lock table: a row whose owner (the second column) starts with
+ * {@value #MARK} counts {@link #stalled} down, then waits for {@link #gate} (at most a
+ * minute). Created {@code BEFORE INSERT}, it holds that attempt between the evaluation of its
+ * values and its row's insert; {@code AFTER UPDATE}, after the update of its row, before the
+ * update's transaction commits.
  */
 public class StallingInsertTrigger implements Trigger {
 

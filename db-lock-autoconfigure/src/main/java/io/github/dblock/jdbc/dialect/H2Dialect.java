@@ -47,7 +47,7 @@ public class H2Dialect extends SqlDialect {
 	 */
 	public H2Dialect(String table) {
 		super(Database.H2, table);
-		this.drawTokenSql = drawTokenAfterInsertSql(table());
+		this.drawTokenSql = drawTokenAfterInsertSql(table(), "");
 		this.acquireSql = compact("""
 				SELECT owner, token, expires_at FROM FINAL TABLE (
 				  MERGE INTO %1$s t
@@ -101,9 +101,9 @@ public class H2Dialect extends SqlDialect {
 
 	/** An {@code UPDATE} read through {@code FINAL TABLE} that draws from the lease tokens' sequence. */
 	@Override
-	public String drawTokenAfterInsertSql(String table) {
-		return "SELECT token FROM FINAL TABLE (UPDATE " + table + " SET token = NEXT VALUE FOR " + table()
-				+ "_token_seq WHERE lock_key = ? AND owner = ?)";
+	public String drawTokenAfterInsertSql(String table, String alsoWhere) {
+		return "SELECT token, expires_at FROM FINAL TABLE (UPDATE " + table + " SET token = NEXT VALUE FOR " + table()
+				+ "_token_seq WHERE lock_key = ? AND owner = ?" + alsoWhere + ")";
 	}
 
 	@Override

@@ -10,10 +10,15 @@ import org.jspecify.annotations.Nullable;
  * The statements of the read/write modes for one dialect, on the tables
  * {@code <table>_rw} (a row per holder) and {@code <table>_rw_intents} (a writer's intent per
  * key); every value is a bind parameter. Tokens come from the lease mode's source and are
- * drawn in the order the key's holds follow: the inserts take the dialect's
- * {@linkplain SqlSyntax#tokenOrderCondition() token-order lock} before they draw, or write a
- * placeholder whose token {@link #drawToken()} draws in the insert's transaction. A reader's
- * row is checked against writers after its insert commits.
+ * drawn in the order the key's holds follow. Where the dialect has a
+ * {@linkplain SqlSyntax#tokenOrderCondition() token-order lock}, the inserts take it before
+ * they draw. Elsewhere (H2) the inserts write a placeholder: a writer's token is drawn in its
+ * insert's transaction ({@link #drawToken()}), a reader's only after its row has committed, by
+ * the statement that checks it against writers ({@link #drawReaderToken()}). A writer's
+ * insert, which comes after its intent has committed, thus either sees the reader's row (and
+ * waits) or comes before the reader's draw, which then sees the intent, or, once the writer
+ * is gone, draws after it. A reader's row is checked against writers after its insert
+ * commits.
  *
  * @since 0.1.0
  */
@@ -42,6 +47,8 @@ public final class ReadWriteStatements {
 	private final String selectHolder;
 
 	private final @Nullable String drawToken;
+
+	private final @Nullable String drawReaderToken;
 
 	private final @Nullable String lockKeySql;
 
@@ -81,8 +88,9 @@ public final class ReadWriteStatements {
 				+ ", kind, acquired_at, expires_at) SELECT " + dialect.keyParameter() + ", " + dialect.ownerParameter()
 				+ tokenParameter + ", 'R', " + start + ", " + dialect.plusMicros(start) + dialect.fromNoTable() + " WHERE "
 				+ drawOrdered + "NOT EXISTS (" + liveIntent + ")";
-		this.checkReader = "SELECT r.token, r.expires_at, CASE WHEN EXISTS (" + liveIntent + ") OR EXISTS (SELECT 1 FROM "
-				+ holders + " w WHERE w.lock_key = ? AND w.kind = 'W' AND w.expires_at > " + now
+		String liveWriter = "SELECT 1 FROM " + holders + " w WHERE w.lock_key = ? AND w.kind = 'W' AND w.expires_at > "
+				+ now;
+		this.checkReader = "SELECT r.token, r.expires_at, CASE WHEN EXISTS (" + liveIntent + ") OR EXISTS (" + liveWriter
 				+ ") THEN 1 ELSE 0 END AS blocked FROM " + holders + " r WHERE r.lock_key = ? AND r.owner = ?";
 		this.deleteHolder = "DELETE FROM " + holders + " WHERE lock_key = ? AND owner = ?";
 		this.insertIntent = dialect.insertUnlessKeyExists(intents, "lock_key, owner, expires_at",
@@ -99,7 +107,9 @@ public final class ReadWriteStatements {
 				+ " AND h.lock_key IS NULL";
 		this.insertWriterReturning = dialect.insertReturning(this.insertWriter, "token, expires_at");
 		this.selectHolder = "SELECT token, expires_at FROM " + holders + " WHERE lock_key = ? AND owner = ?";
-		this.drawToken = dialect.drawTokenAfterInsertSql(holders);
+		this.drawToken = dialect.drawTokenAfterInsertSql(holders, "");
+		this.drawReaderToken = dialect.drawTokenAfterInsertSql(holders,
+				" AND NOT EXISTS (" + liveIntent + ") AND NOT EXISTS (" + liveWriter + ")");
 		this.lockKeySql = dialect.tokenOrderLockSql();
 		this.releaseWriter = dialect.releaseWriterSql(holders, intents);
 		this.releaseHolder = "DELETE FROM " + holders + " WHERE lock_key = ? AND owner = ? AND token = ?";
@@ -195,12 +205,24 @@ public final class ReadWriteStatements {
 	}
 
 	/**
-	 * Draws the token of a holder's row that its insert wrote with a placeholder, and returns it: key,
-	 * owner; {@code null} where the insert draws it.
+	 * Draws the token of a writer's row that its insert wrote with a placeholder, in the insert's
+	 * transaction, and returns its {@code token} and {@code expires_at}: key, owner; {@code null} where
+	 * the insert draws it.
 	 * @return the SQL
 	 */
 	public @Nullable String drawToken() {
 		return this.drawToken;
+	}
+
+	/**
+	 * Draws the token of a reader's committed row that its insert wrote with a placeholder, if no
+	 * writer's intent is live and no writer holds the key, and returns its {@code token} and
+	 * {@code expires_at} (no row: the reader must withdraw): key, owner, key, key; {@code null} where
+	 * the insert draws it and {@link #checkReader()} checks it.
+	 * @return the SQL
+	 */
+	public @Nullable String drawReaderToken() {
+		return this.drawReaderToken;
 	}
 
 	/**

@@ -159,12 +159,15 @@ public abstract class SqlSyntax {
 
 	/**
 	 * Whether a holder row's token is drawn after its insert, which writes a placeholder
-	 * ({@code 0}), by {@link #drawTokenAfterInsertSql(String)}, in the insert's transaction.
+	 * ({@code 0}), by a statement of its own.
 	 * @param table the table the row is in
-	 * @return the statement that draws the token of a key's and owner's row and returns it
-	 * (parameters key and owner), or {@code null} where the insert draws it (the default)
+	 * @param alsoWhere what the draw's {@code WHERE} adds after the key and owner (empty, or
+	 * starting with {@code AND}): a row it does not match keeps its placeholder
+	 * @return the statement that draws the token of a key's and owner's row and returns its
+	 * {@code token} and {@code expires_at} (parameters key, owner, then those of
+	 * {@code alsoWhere}), or {@code null} where the insert draws it (the default)
 	 */
-	public @Nullable String drawTokenAfterInsertSql(String table) {
+	public @Nullable String drawTokenAfterInsertSql(String table, String alsoWhere) {
 		return null;
 	}
 
