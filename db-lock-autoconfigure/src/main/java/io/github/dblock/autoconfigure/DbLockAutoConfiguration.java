@@ -11,6 +11,7 @@ import io.github.dblock.engine.Backoff;
 import io.github.dblock.engine.DbLockObservationConvention;
 import io.github.dblock.engine.LockEngine;
 import io.github.dblock.engine.LockEngineSettings;
+import io.github.dblock.jdbc.CommitGuard;
 import io.github.dblock.jdbc.ConnectionLockRepository;
 import io.github.dblock.jdbc.JdbcConnectionLockRepository;
 import io.github.dblock.jdbc.JdbcLockHistoryRepository;
@@ -221,6 +222,16 @@ public final class DbLockAutoConfiguration {
 	@ConditionalOnProperty(name = "db-lock.on-lost-lease", havingValue = "rollback")
 	DbLockRollbackOnLostLease dbLockRollbackOnLostLease() {
 		return new DbLockRollbackOnLostLease();
+	}
+
+	/** The commit guard, added to the context's transaction managers. */
+	@Bean
+	@ConditionalOnClass(name = "org.springframework.transaction.ConfigurableTransactionManager")
+	@ConditionalOnBooleanProperty(name = "db-lock.guard-commits", matchIfMissing = true)
+	DbLockCommitGuard dbLockCommitGuard(LockRepository repository, ObjectProvider<LockConnections> connections,
+			LockDataSource lockDataSource, ListableBeanFactory beanFactory) {
+		return new DbLockCommitGuard(new CommitGuard(connectionsOf(repository, connections)), lockDataSource.dataSource(),
+				beanFactory);
 	}
 
 	/** The lock log's storage, where the log or the recovery job is asked for. */

@@ -79,6 +79,15 @@ public class DbLockProperties {
 	private LostLeasePolicy onLostLease = LostLeasePolicy.THROW;
 
 	/**
+	 * Whether a transaction on the lock table's data source that commits while its thread
+	 * holds leases (lease, read, write and fair holds) first checks, on its own connection,
+	 * that each lock's row is still its holder's and its lease not ended by the database's
+	 * clock, locking the row until the commit is done; if not, the commit fails with a
+	 * LockLostException and the transaction rolls back.
+	 */
+	private boolean guardCommits = true;
+
+	/**
 	 * Longest time this application passes a held lock from one of its threads to the
 	 * next while another instance waits for it; then the lock goes to the other instance.
 	 */
@@ -182,6 +191,14 @@ public class DbLockProperties {
 
 	public void setDialect(@Nullable Database dialect) {
 		this.dialect = dialect;
+	}
+
+	public boolean isGuardCommits() {
+		return this.guardCommits;
+	}
+
+	public void setGuardCommits(boolean guardCommits) {
+		this.guardCommits = guardCommits;
 	}
 
 	public LostLeasePolicy getOnLostLease() {

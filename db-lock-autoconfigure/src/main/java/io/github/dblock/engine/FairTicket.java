@@ -12,6 +12,7 @@ import io.github.dblock.DbLockMode;
 import io.github.dblock.LockHandle;
 import io.github.dblock.LockRequest;
 import io.github.dblock.jdbc.FairLockRepository.Ticket;
+import io.github.dblock.jdbc.HeldRow;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -135,6 +136,12 @@ final class FairTicket implements Handle.Source {
 	@Override
 	public Instant expiresAt() {
 		return Instant.now().plusNanos(remainingNanos());
+	}
+
+	/** The ticket's row, even once released: see {@link Hold#row()}. */
+	@Override
+	public HeldRow row() {
+		return new HeldRow(HeldRow.Table.FAIR, this.ticket.key(), this.ticket.owner(), this.ticket.number());
 	}
 
 	@Override

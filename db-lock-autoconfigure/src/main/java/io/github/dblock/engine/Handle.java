@@ -6,6 +6,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.github.dblock.DbLockContextHolder;
 import io.github.dblock.LockHandle;
+import io.github.dblock.jdbc.HeldRow;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One acquisition's view of a hold, in every mode: listed among the acquiring thread's
@@ -36,6 +38,14 @@ final class Handle implements LockHandle {
 		/** One handle of the hold is closed. */
 		void countDown();
 
+		/**
+		 * The row in which the hold's lease is kept, for the commit guard; {@code null} for a
+		 * hold without one (the transaction and named modes).
+		 */
+		default @Nullable HeldRow row() {
+			return null;
+		}
+
 	}
 
 	private final Source hold;
@@ -53,6 +63,11 @@ final class Handle implements LockHandle {
 	@Override
 	public String key() {
 		return this.hold.key();
+	}
+
+	/** What the handle shows. */
+	Source source() {
+		return this.hold;
 	}
 
 	@Override

@@ -1,10 +1,18 @@
 package io.github.dblock.engine;
 
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 import io.github.dblock.DbLockContextHolder;
 import io.github.dblock.LockHandle;
+import io.github.dblock.jdbc.HeldRow;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * The handles the current thread has acquired and not closed, innermost last, kept in the
@@ -32,6 +40,34 @@ public final class HeldLocks {
 	 */
 	public static List<LockHandle> all() {
 		return DbLockContextHolder.all();
+	}
+
+	/**
+	 * The rows of the leases the current thread holds now: those of its open handles and
+	 * those whose release waits for the current transaction to complete.
+	 * @return the rows, each once, or an empty list
+	 */
+	public static List<HeldRow> rows() {
+		Set<HeldRow> rows = new LinkedHashSet<>();
+		for (LockHandle handle : DbLockContextHolder.all()) {
+			if (handle instanceof Handle held) {
+				add(rows, held.source().row());
+			}
+		}
+		if (TransactionSynchronizationManager.isSynchronizationActive()) {
+			for (TransactionSynchronization synchronization : TransactionSynchronizationManager.getSynchronizations()) {
+				if (synchronization instanceof Hold.AfterTransaction deferred) {
+					add(rows, deferred.hold.row());
+				}
+			}
+		}
+		return new ArrayList<>(rows);
+	}
+
+	private static void add(Set<HeldRow> rows, @Nullable HeldRow row) {
+		if (row != null) {
+			rows.add(row);
+		}
 	}
 
 	/** Lists a new handle of the current thread; returns its entry, to remove it by. */

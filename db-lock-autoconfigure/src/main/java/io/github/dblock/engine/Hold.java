@@ -7,6 +7,8 @@ import java.util.function.Consumer;
 
 import io.github.dblock.LockHandle;
 import io.github.dblock.LockRequest;
+import io.github.dblock.jdbc.HeldRow;
+import io.github.dblock.jdbc.Lease;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.transaction.support.TransactionSynchronization;
@@ -128,14 +130,7 @@ final class Hold implements Handle.Source {
 		if (TransactionSynchronizationManager.isSynchronizationActive()
 				&& TransactionSynchronizationManager.isActualTransactionActive()) {
 			if (defer()) {
-				TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
-					@Override
-					public void afterCompletion(int status) {
-						if (completed()) {
-							release.run();
-						}
-					}
-				});
+				TransactionSynchronizationManager.registerSynchronization(new AfterTransaction(this, release));
 			}
 			return;
 		}
@@ -160,6 +155,24 @@ final class Hold implements Handle.Source {
 		return !this.done && this.lostSince == null && this.lease.isValid();
 	}
 
+	/**
+	 * The row, even once the hold is done: an open handle of a hold that another thread
+	 * ended (at shutdown) must fail its transaction's guard, which finds the row gone.
+	 */
+	@Override
+	public @Nullable HeldRow row() {
+		HeldRow.Table table = switch (this.lease.mode) {
+			case LEASE -> HeldRow.Table.LEASE;
+			case READ, WRITE -> HeldRow.Table.READ_WRITE;
+			default -> null;
+		};
+		if (table == null) {
+			return null;
+		}
+		Lease current = this.lease.lease;
+		return new HeldRow(table, current.key(), current.owner(), current.token());
+	}
+
 	@Override
 	public Optional<Instant> lostSince() {
 		Instant lost = this.lostSince;
@@ -168,6 +181,30 @@ final class Hold implements Handle.Source {
 			lost = this.lease.deadlineInstant();
 		}
 		return Optional.ofNullable(lost);
+	}
+
+	/**
+	 * The release of a hold whose count came to zero inside a transaction, run once the
+	 * transaction has completed unless the hold was taken again meanwhile.
+	 */
+	static final class AfterTransaction implements TransactionSynchronization {
+
+		final Hold hold;
+
+		private final Runnable release;
+
+		AfterTransaction(Hold hold, Runnable release) {
+			this.hold = hold;
+			this.release = release;
+		}
+
+		@Override
+		public void afterCompletion(int status) {
+			if (this.hold.completed()) {
+				this.release.run();
+			}
+		}
+
 	}
 
 }

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -573,6 +574,35 @@ abstract class LockRepositoryContractTests {
 		System.out.println(database() + ": read/write tokens out of order: " + outOfOrder);
 		assertThat(holds).as("the writer held").extracting(Lease::owner).contains("other-writer");
 		assertThat(outOfOrder).isZero();
+	}
+
+	/**
+	 * A read/write renewal that reaches the database after the lease ended (sent in time, then
+	 * stalled) does not bring the row back: another writer may have inserted its own row
+	 * meanwhile, and two live writers would hold the key.
+	 */
+	@Test
+	void aReadWriteRenewalNeverRevivesARowWhoseLeaseEnded() {
+		ReadWriteLockRepository readWrite = new JdbcReadWriteLockRepository(this.repository.connections());
+		String key = "rw-ended-renewal";
+		try {
+			Lease writer = readWrite.tryWrite(key, "ended-writer", LONG_LEASE, false).lease();
+			Lease reader = readWrite.tryRead(key + "-read", "ended-reader", LONG_LEASE).orElseThrow();
+			assertThat(writer).isNotNull();
+			this.jdbc.update("UPDATE " + TestDatabase.TABLE + "_rw SET expires_at = " + this.dialect.now()
+					+ " WHERE lock_key LIKE ?", key + "%");
+			assertThat(readWrite.renew(writer, LONG_LEASE, true)).isEmpty();
+			assertThat(readWrite.renew(reader, LONG_LEASE, false)).isEmpty();
+			assertThat(readWrite.renewAll(List.of(writer, reader), LONG_LEASE, Set.of(writer.owner())))
+				.containsExactly(Optional.empty(), Optional.empty());
+			Integer live = this.jdbc.queryForObject("SELECT COUNT(*) FROM " + TestDatabase.TABLE + "_rw WHERE lock_key LIKE ? "
+					+ "AND expires_at > " + this.dialect.now(), Integer.class, key + "%");
+			assertThat(live).isZero();
+		}
+		finally {
+			this.jdbc.update("DELETE FROM " + TestDatabase.TABLE + "_rw WHERE lock_key LIKE ?", key + "%");
+			this.jdbc.update("DELETE FROM " + TestDatabase.TABLE + "_rw_intents WHERE lock_key LIKE ?", key + "%");
+		}
 	}
 
 	/**

@@ -43,6 +43,17 @@ public class JpaCounterService {
 		this.counters.findById(id).orElseThrow().increment();
 	}
 
+	/**
+	 * Increments under the lock, then runs {@code meanwhile} (what happens elsewhere while
+	 * the transaction is open) before the transaction commits.
+	 */
+	@DbLock(key = "'jpa-counter-' + #id", waitMs = 120_000)
+	@Transactional
+	public void incrementThen(long id, Runnable meanwhile) {
+		this.counters.findById(id).orElseThrow().increment();
+		meanwhile.run();
+	}
+
 	/** Increments, then fails: the transaction rolls back. */
 	@DbLock(key = "'jpa-counter-' + #id")
 	@Transactional

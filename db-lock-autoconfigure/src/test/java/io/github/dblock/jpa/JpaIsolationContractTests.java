@@ -9,6 +9,8 @@ import java.util.concurrent.TimeUnit;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.support.DbLockTemplate;
 import io.github.dblock.LockHandle;
+import io.github.dblock.LockLostException;
+import io.github.dblock.autoconfigure.DbLockCommitGuard;
 import io.github.dblock.nodes.NodeSupport;
 import io.github.dblock.testsupport.Concurrently;
 import io.github.dblock.testsupport.TestDatabase;
@@ -26,6 +28,7 @@ import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
@@ -89,6 +92,31 @@ abstract class JpaIsolationContractTests {
 	@Test
 	void theTransactionManagerIsJpas() {
 		assertThat(this.context.getBean(PlatformTransactionManager.class)).isInstanceOf(JpaTransactionManager.class);
+	}
+
+	@Test
+	void theCommitGuardIsOnTheJpaTransactionManager() {
+		assertThat(this.context.getBean(DbLockCommitGuard.class).guards(this.context.getBean(JpaTransactionManager.class)))
+			.isTrue();
+	}
+
+	/**
+	 * The commit guard runs on the JPA transaction's connection, before Hibernate flushes:
+	 * the lock's row is gone when the transaction commits (another node took the key after a
+	 * stall), so the increment is rolled back and the caller gets a {@link LockLostException}.
+	 */
+	@Test
+	void aJpaTransactionWhoseLockWasTakenOverIsRolledBack() {
+		assertThatExceptionOfType(LockLostException.class)
+			.isThrownBy(() -> this.service.incrementThen(1,
+					() -> this.elsewhere.update("DELETE FROM " + TestDatabase.TABLE + " WHERE lock_key LIKE ?",
+							"%jpa-counter-1")))
+			.withMessageContaining("db-lock.guard-commits");
+		assertThat(counter()).isZero();
+		// a holder whose lock is still its own commits
+		this.service.incrementThen(1, () -> {
+		});
+		assertThat(counter()).isOne();
 	}
 
 	@Test

@@ -106,6 +106,24 @@ public class H2Dialect extends SqlDialect {
 				+ "_token_seq WHERE lock_key = ? AND owner = ?" + alsoWhere + ")";
 	}
 
+	/**
+	 * {@code FOR UPDATE}: H2 has no shared row lock; an exclusive one orders a take-over after
+	 * the commit as well.
+	 */
+	@Override
+	public String sharedRowLock() {
+		return " FOR UPDATE";
+	}
+
+	/**
+	 * None: H2's {@code CURRENT_TIMESTAMP} is the transaction's start. The JVM's clock is
+	 * read instead, which is the database's for an embedded H2.
+	 */
+	@Override
+	public @Nullable String statementNow() {
+		return null;
+	}
+
 	@Override
 	public String keyParameter() {
 		return "CAST(? AS VARCHAR(255))";

@@ -115,6 +115,12 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 		return null;
 	}
 
+	/** {@code LOCK IN SHARE MODE}, which MySQL 8 takes as well as MariaDB. */
+	@Override
+	public String sharedRowLock() {
+		return " LOCK IN SHARE MODE";
+	}
+
 	/** {@code FROM DUAL}. */
 	@Override
 	public String fromNoTable() {

@@ -9,6 +9,8 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.Set;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcOperations;
 
@@ -163,6 +165,25 @@ public class PostgreSqlDialect extends SqlDialect {
 
 	private static int tableClass(String table) {
 		return java.nio.ByteBuffer.wrap(sha256(table)).getInt();
+	}
+
+	/**
+	 * In the read/write holders' table, the shared form of the key's token-order lock
+	 * ({@code pg_advisory_xact_lock_shared}): every reader's and writer's insert takes the
+	 * exclusive one, so that a take-over of the key waits for the guarded commit.
+	 */
+	@Override
+	public String commitGuardCondition(String table) {
+		return isReadWriteTable(table) ? " AND pg_advisory_xact_lock_shared(?, ?) IS NOT NULL" : "";
+	}
+
+	@Override
+	public Object @Nullable [] commitGuardParameters(String table, String key) {
+		return isReadWriteTable(table) ? tokenOrderLock(table, key) : null;
+	}
+
+	private boolean isReadWriteTable(String table) {
+		return table.equals(table() + "_rw");
 	}
 
 	@Override

@@ -121,8 +121,9 @@ public final class ReadWriteStatements {
 		this.cedeWriter = "DELETE FROM " + holders + " WHERE EXISTS (SELECT 1 FROM " + intents
 				+ " i WHERE i.lock_key = ? AND i.owner = ? AND i.wanted_at > " + dialect.plusMicros(now)
 				+ ") AND lock_key = ? AND owner = ? AND token = ?";
+		// never a row whose lease has ended: another holder may have inserted its own row since
 		this.renewHolder = "UPDATE " + holders + " SET expires_at = " + dialect.plusMicros(now)
-				+ " WHERE lock_key = ? AND owner = ? AND token = ?";
+				+ " WHERE lock_key = ? AND owner = ? AND token = ? AND expires_at > " + now;
 		this.renewIntent = "UPDATE " + intents + " SET expires_at = " + dialect.plusMicros(now)
 				+ " WHERE lock_key = ? AND owner = ?";
 	}
@@ -288,7 +289,7 @@ public final class ReadWriteStatements {
 	}
 
 	/**
-	 * Extends a holder: lease, key, owner, token.
+	 * Extends a holder whose lease has not ended: lease, key, owner, token.
 	 * @return the SQL
 	 */
 	public String renewHolder() {
@@ -320,21 +321,24 @@ public final class ReadWriteStatements {
 	}
 
 	/**
-	 * Extends {@code count} holders: lease, then keys, owners and tokens. @param count the number of
-	 * holders
+	 * Extends {@code count} holders, those whose lease has not ended: lease, then keys, owners
+	 * and tokens.
+	 * @param count the number of holders
 	 * @return the SQL
 	 */
 	public String renewHolders(int count) {
 		return "UPDATE " + this.holders + " SET expires_at = " + this.dialect.plusMicros(this.dialect.now())
-				+ LeaseStatements.heldByAll(count);
+				+ LeaseStatements.heldByAll(count) + " AND expires_at > " + this.dialect.now();
 	}
 
 	/**
-	 * The ends of {@code count} holders: keys, owners and tokens. @param count the number of holders
+	 * The ends of {@code count} holders whose lease has not ended: keys, owners and tokens.
+	 * @param count the number of holders
 	 * @return the SQL
 	 */
 	public String selectHolders(int count) {
-		return "SELECT owner, expires_at FROM " + this.holders + LeaseStatements.heldByAll(count);
+		return "SELECT owner, expires_at FROM " + this.holders + LeaseStatements.heldByAll(count) + " AND expires_at > "
+				+ this.dialect.now();
 	}
 
 	/**

@@ -202,6 +202,74 @@ public abstract class SqlSyntax {
 	}
 
 	/**
+	 * The clause that makes a {@code SELECT} take a shared lock on the rows it returns, kept
+	 * until the transaction ends: a row's update or delete by another transaction waits for
+	 * it.
+	 * @return the clause, with a leading space ({@code FOR SHARE} here), or {@code null} where
+	 * the database cannot take one
+	 */
+	public @Nullable String sharedRowLock() {
+		return " FOR SHARE";
+	}
+
+	/**
+	 * The database's time when a statement runs, in a transaction that may have begun long
+	 * before it: {@link #now()} here.
+	 * @return the SQL expression, or {@code null} where the database has none (its time is
+	 * then read by the JVM, which must be the database's)
+	 */
+	public @Nullable String statementNow() {
+		return now();
+	}
+
+	/**
+	 * What the commit guard's check adds to each row's condition in a table: a lock that the
+	 * table's take-overs must wait for, where they do not write the stale row; here nothing.
+	 * @param table the table
+	 * @return the condition, starting with {@code AND}, with the parameters of
+	 * {@link #commitGuardParameters(String, String)}, or an empty string
+	 */
+	public String commitGuardCondition(String table) {
+		return "";
+	}
+
+	/**
+	 * The parameters of {@link #commitGuardCondition(String)} for a row's key.
+	 * @param table the table
+	 * @param key the row's key
+	 * @return the parameters, or {@code null} where there is no condition (the default)
+	 */
+	public Object @Nullable [] commitGuardParameters(String table, String key) {
+		return null;
+	}
+
+	/**
+	 * The commit guard's check of {@code count} rows of a table, taking the
+	 * {@linkplain #sharedRowLock() shared row lock} of each, in key order: {@code lock_key}, {@code owner},
+	 * the token column, {@code expires_at} and, where there is a {@link #statementNow()},
+	 * {@code live} ({@code 1} if the lease has not ended); parameters key, owner and token per
+	 * row, then those of {@link #commitGuardParameters(String, String)}.
+	 * @param table the table
+	 * @param tokenColumn its token column
+	 * @param count the number of rows
+	 * @return the SQL
+	 */
+	public String commitGuardSql(String table, String tokenColumn, int count) {
+		StringBuilder sql = new StringBuilder("SELECT lock_key, owner, ").append(tokenColumn).append(", expires_at");
+		String now = statementNow();
+		if (now != null) {
+			sql.append(", CASE WHEN expires_at > ").append(now).append(" THEN 1 ELSE 0 END AS live");
+		}
+		sql.append(" FROM ").append(table).append(" WHERE ");
+		for (int i = 0; i < count; i++) {
+			sql.append((i > 0) ? " OR " : "").append("(lock_key = ? AND owner = ? AND ").append(tokenColumn).append(" = ?")
+				.append(commitGuardCondition(table)).append(")");
+		}
+		// in key order, as the batched renewals lock them: the two never wait for each other in a cycle
+		return sql.append(" ORDER BY lock_key").append(sharedRowLock()).toString();
+	}
+
+	/**
 	 * What a {@code SELECT} of values without a table needs after its list for a
 	 * {@code WHERE} to follow.
 	 * @return here nothing
