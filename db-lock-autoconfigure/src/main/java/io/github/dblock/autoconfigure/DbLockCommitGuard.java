@@ -31,7 +31,7 @@ import org.springframework.util.ReflectionUtils;
 /**
  * {@code db-lock.guard-commits}: a transaction on the lock table's data source that commits
  * while its thread holds leases of db-lock (open handles of the lease, read, write and fair
- * modes, and lease, read and write holds whose release waits for the transaction) first runs
+ * modes, and those modes' holds whose release waits for the transaction) first runs
  * the {@link CommitGuard}'s check on its own connection, just before its commit: each lock's
  * row, matched by key, owner and token, is locked and its lease read by the database's clock.
  * If a row is missing, another owner's or ended, or the check fails, the commit fails with a

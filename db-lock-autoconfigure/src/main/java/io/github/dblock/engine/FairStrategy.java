@@ -7,6 +7,7 @@ import java.util.Optional;
 
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
+import io.github.dblock.LockChecks;
 import io.github.dblock.LockHandle;
 import io.github.dblock.LockReleaseException;
 import io.github.dblock.LockRequest;
@@ -39,6 +40,8 @@ import org.springframework.dao.DataAccessException;
  * committed; the next waiter of this JVM then asks at once, one of another JVM at its next
  * attempt.</li>
  * <li>A thread that holds a key takes it again with no statement.</li>
+ * <li>A ticket whose last handle is closed inside a transaction is released when the
+ * transaction completes, as in the lease mode ({@link CountedHold}).</li>
  * </ul>
  */
 final class FairStrategy extends AbstractLockStrategy {
@@ -91,13 +94,13 @@ final class FairStrategy extends AbstractLockStrategy {
 		try {
 			refuseIfClosed(key);
 			FairTicket current = local.holder;
-			if (current != null && current.thread == Thread.currentThread()) {
-				if (!current.isHeld()) {
-					throw new DbLockException("Fair lock '" + key + "' is held by this thread, but its lease "
-							+ "ended or was lost; it cannot be taken again before it is released");
+			if (current != null && current.thread == Thread.currentThread() && current.isCountedOrDeferred()) {
+				// the hold keeps its own use of the entry; one whose release waits for the transaction is taken again
+				LockHandle again = reenter(current, request);
+				if (again != null) {
+					return again;
 				}
-				// the hold keeps its own use of the entry
-				return current.reenter();
+				// its lease may have ended: it was ended, and the key is asked for afresh
 			}
 			if (request.waitTime().isZero() && local.busy()) {
 				// a thread of this JVM holds the key or waits for it: no need to ask
@@ -121,6 +124,42 @@ final class FairStrategy extends AbstractLockStrategy {
 				this.keys.exit(local);
 			}
 		}
+	}
+
+	/**
+	 * The current thread's ticket once more, as the lease mode decides ({@link Reentry}): as it
+	 * is, its fixed lease extended, or refused; {@code null} if its lease may have ended (it is
+	 * then marked lost and ended).
+	 */
+	private @Nullable LockHandle reenter(FairTicket current, LockRequest request) {
+		switch (Reentry.of(current.isHeld(), current.renewed, current.remainingNanos(), request)) {
+			case REENTER -> {
+				return current.reenterIfHeld();
+			}
+			case EXTEND -> {
+				long sentAt = System.nanoTime();
+				boolean extended;
+				try {
+					extended = this.queue.renewAll(List.of(current.ticket), request.lease()).get(0);
+				}
+				catch (DataAccessException ex) {
+					throw new DbLockException("Could not extend fair lock '" + request.key() + "': the database failed ("
+							+ ex.getMessage() + ")", ex);
+				}
+				if (extended) {
+					current.localDeadline = sentAt + request.lease().toNanos();
+					return current.reenterIfHeld();
+				}
+			}
+			case REFUSE -> throw new DbLockException("Fair lock '" + request.key() + "' is held by this thread with a fixed "
+					+ "lease of " + LockChecks.format(current.duration) + "; it cannot be taken again with a renewed lease. "
+					+ "Take it with a renewed lease outside, or with a fixed lease inside");
+			case STALE -> {
+			}
+		}
+		current.lost("its thread asked for it again after its lease may have ended", false);
+		releaseQuietly(current);
+		return null;
 	}
 
 	/** Enqueues, waits for the turn, and returns the ticket held; {@code null} if the wait ran out. */
@@ -269,16 +308,19 @@ final class FairStrategy extends AbstractLockStrategy {
 	}
 
 	/**
-	 * Releases a held ticket, for its last handle's close.
+	 * Releases a held ticket, for its last handle's close (inside a transaction, once it has
+	 * completed).
 	 * @throws LockReleaseException if its delete could not be confirmed: the key stays
 	 * taken until the ticket's lease ends
 	 */
 	private void release(FairTicket held) {
-		Instant end = held.expiresAt();
-		RuntimeException failure = end(held);
-		if (failure != null) {
-			throw new LockReleaseException(held.ticket.key(), end, failure);
-		}
+		held.releaseAfterTransaction(() -> {
+			Instant end = held.expiresAt();
+			RuntimeException failure = end(held);
+			if (failure != null) {
+				throw new LockReleaseException(held.ticket.key(), end, failure);
+			}
+		});
 	}
 
 	/** Releases a held ticket for the mode itself, with no caller to tell: a failure is logged. */

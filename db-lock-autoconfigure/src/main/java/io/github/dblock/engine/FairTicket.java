@@ -4,12 +4,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 import io.github.dblock.DbLockMode;
-import io.github.dblock.LockHandle;
 import io.github.dblock.LockRequest;
 import io.github.dblock.jdbc.FairLockRepository.Ticket;
 import io.github.dblock.jdbc.HeldRow;
@@ -17,8 +15,12 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-/** A ticket of this JVM: waiting, then held by its thread with a reentrant count. */
-final class FairTicket implements Handle.Source {
+/**
+ * A ticket of this JVM: waiting, then held by its thread with a reentrant count, released
+ * when the count comes back to zero, after the transaction if there is one
+ * ({@link CountedHold}).
+ */
+final class FairTicket extends CountedHold {
 
 	private static final Log logger = LogFactory.getLog(FairTicket.class);
 
@@ -34,6 +36,9 @@ final class FairTicket implements Handle.Source {
 	final Thread thread = Thread.currentThread();
 
 	final Duration duration;
+
+	/** Whether its lease is renewed while it is held (else a fixed lease). */
+	final boolean renewed;
 
 	/** When it was enqueued, then when it was taken. */
 	volatile long startedAt;
@@ -54,8 +59,6 @@ final class FairTicket implements Handle.Source {
 
 	final AtomicBoolean released = new AtomicBoolean();
 
-	private final AtomicInteger count = new AtomicInteger();
-
 	FairTicket(FairKey local, Ticket ticket, LockRequest request, long sentAt, long renewalPeriod, Events events,
 			Consumer<FairTicket> release) {
 		this.local = local;
@@ -64,13 +67,9 @@ final class FairTicket implements Handle.Source {
 		this.renewalPeriod = renewalPeriod;
 		this.ticket = ticket;
 		this.duration = request.lease();
+		this.renewed = request.renewed();
 		this.startedAt = sentAt;
 		this.localDeadline = sentAt + request.lease().toNanos();
-	}
-
-	LockHandle reenter() {
-		this.count.incrementAndGet();
-		return new Handle(this);
 	}
 
 	long remainingNanos() {
@@ -154,10 +153,8 @@ final class FairTicket implements Handle.Source {
 	}
 
 	@Override
-	public void countDown() {
-		if (this.count.decrementAndGet() == 0) {
-			this.release.accept(this);
-		}
+	protected void countedDown() {
+		this.release.accept(this);
 	}
 
 }

@@ -56,7 +56,7 @@ public final class HeldLocks {
 		}
 		if (TransactionSynchronizationManager.isSynchronizationActive()) {
 			for (TransactionSynchronization synchronization : TransactionSynchronizationManager.getSynchronizations()) {
-				if (synchronization instanceof Hold.AfterTransaction deferred) {
+				if (synchronization instanceof CountedHold.AfterTransaction deferred) {
 					add(rows, deferred.hold.row());
 				}
 			}

@@ -2,23 +2,19 @@ package io.github.dblock.engine;
 
 import java.time.Instant;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
-import io.github.dblock.LockHandle;
 import io.github.dblock.LockRequest;
 import io.github.dblock.jdbc.HeldRow;
 import io.github.dblock.jdbc.Lease;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.transaction.support.TransactionSynchronization;
-import org.springframework.transaction.support.TransactionSynchronizationManager;
-
 /**
  * One local acquisition of a lease, by one thread, with its reentrant count; the lease is
- * released (or handed on) when the count comes back to zero.
+ * released (or handed on) when the count comes back to zero, after the transaction if
+ * there is one ({@link CountedHold}).
  */
-final class Hold implements Handle.Source {
+final class Hold extends CountedHold {
 
 	final HeldLease lease;
 
@@ -32,8 +28,6 @@ final class Hold implements Handle.Source {
 	/** The {@link System#nanoTime()} this hold began. */
 	final long startedAt = System.nanoTime();
 
-	private final AtomicInteger count = new AtomicInteger();
-
 	private final Consumer<Hold> release;
 
 	/** When the lease was found lost (or ended) while this hold had it. */
@@ -41,9 +35,6 @@ final class Hold implements Handle.Source {
 
 	/** Released or handed on: the lease is no longer this hold's. */
 	volatile boolean done;
-
-	/** Counted down to zero inside a transaction: released when it completes. */
-	private boolean deferred;
 
 	Hold(HeldLease lease, LockRequest request, int sequence, Consumer<Hold> release) {
 		this.lease = lease;
@@ -69,79 +60,14 @@ final class Hold implements Handle.Source {
 		return (this.lease.lease.token() << HeldLease.HANDOFF_BITS) | this.sequence;
 	}
 
-	/** Takes the hold once more, for a new handle. */
-	LockHandle reenter() {
-		this.count.incrementAndGet();
-		return new Handle(this);
-	}
-
-	/**
-	 * Takes the hold once more if it is still held, or waits for its transaction: another
-	 * thread may have closed its last handle a moment ago.
-	 * @return a new handle, or {@code null}
-	 */
-	@Nullable LockHandle reenterIfHeld() {
-		for (int held = this.count.get(); held > 0; held = this.count.get()) {
-			if (this.count.compareAndSet(held, held + 1)) {
-				return new Handle(this);
-			}
-		}
-		synchronized (this) {
-			if (this.deferred && this.count.compareAndSet(0, 1)) {
-				return new Handle(this);
-			}
-		}
-		return null;
-	}
-
 	/** Whether its thread holds it: counted up, or released only when its transaction completes. */
-	synchronized boolean isActive() {
-		return !this.done && (this.count.get() > 0 || this.deferred);
-	}
-
-	/**
-	 * Marks it as waiting for a transaction to complete, once.
-	 * @return whether it was not marked already
-	 */
-	private synchronized boolean defer() {
-		if (this.deferred) {
-			return false;
-		}
-		this.deferred = true;
-		return true;
-	}
-
-	/**
-	 * Ends the wait for the transaction.
-	 * @return whether it is to be released now: not taken again meanwhile
-	 */
-	private synchronized boolean completed() {
-		this.deferred = false;
-		return this.count.get() == 0;
-	}
-
-	/**
-	 * Runs its release now, or, inside a transaction, once the transaction has completed
-	 * (the data written under the lock commits with it, and the next holder must see it),
-	 * unless it was taken again meanwhile. It stays held until then.
-	 * @param release what ends it
-	 */
-	void releaseAfterTransaction(Runnable release) {
-		if (TransactionSynchronizationManager.isSynchronizationActive()
-				&& TransactionSynchronizationManager.isActualTransactionActive()) {
-			if (defer()) {
-				TransactionSynchronizationManager.registerSynchronization(new AfterTransaction(this, release));
-			}
-			return;
-		}
-		release.run();
+	boolean isActive() {
+		return !this.done && isCountedOrDeferred();
 	}
 
 	@Override
-	public void countDown() {
-		if (this.count.decrementAndGet() == 0) {
-			this.release.accept(this);
-		}
+	protected void countedDown() {
+		this.release.accept(this);
 	}
 
 	void lost(Instant at) {
@@ -181,30 +107,6 @@ final class Hold implements Handle.Source {
 			lost = this.lease.deadlineInstant();
 		}
 		return Optional.ofNullable(lost);
-	}
-
-	/**
-	 * The release of a hold whose count came to zero inside a transaction, run once the
-	 * transaction has completed unless the hold was taken again meanwhile.
-	 */
-	static final class AfterTransaction implements TransactionSynchronization {
-
-		final Hold hold;
-
-		private final Runnable release;
-
-		AfterTransaction(Hold hold, Runnable release) {
-			this.hold = hold;
-			this.release = release;
-		}
-
-		@Override
-		public void afterCompletion(int status) {
-			if (this.hold.completed()) {
-				this.release.run();
-			}
-		}
-
 	}
 
 }

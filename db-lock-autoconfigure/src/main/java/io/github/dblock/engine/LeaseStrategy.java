@@ -43,23 +43,6 @@ final class LeaseStrategy extends AbstractLockStrategy {
 
 	private static final Log logger = LogFactory.getLog(LeaseStrategy.class);
 
-	/** What a thread that holds a key gets when it asks for it again. */
-	private enum Reentry {
-
-		/** The hold as it is: its lease serves the request. */
-		REENTER,
-
-		/** The hold, its fixed lease extended to the request's first. */
-		EXTEND,
-
-		/** Refused: a renewed lease asked for inside a fixed one. */
-		REFUSE,
-
-		/** None: its lease may have ended. */
-		STALE
-
-	}
-
 	private final LockEngineSettings settings;
 
 	private final Events events;
@@ -248,16 +231,7 @@ final class LeaseStrategy extends AbstractLockStrategy {
 	}
 
 	private Reentry reentry(HeldLease lease, LockRequest request) {
-		if (!lease.isValid()) {
-			return Reentry.STALE;
-		}
-		if (lease.renewed) {
-			return Reentry.REENTER;
-		}
-		if (request.renewed()) {
-			return Reentry.REFUSE;
-		}
-		return (lease.remainingNanos() >= request.lease().toNanos()) ? Reentry.REENTER : Reentry.EXTEND;
+		return Reentry.of(lease.isValid(), lease.renewed, lease.remainingNanos(), request);
 	}
 
 	private @Nullable Hold poll(LockRequest request, LocalKey local, long deadline, long renewalPeriod)

@@ -9,7 +9,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 
 import io.github.dblock.DbLockException;
@@ -36,6 +35,8 @@ import org.springframework.dao.DataAccessException;
  * <li>Every second, the connection of each held lock is checked: one that no longer
  * answers has lost its lock (the server frees a dead session's locks), which is then marked
  * lost and logged at ERROR. Between two checks, a handle cannot know.</li>
+ * <li>A hold whose last handle is closed inside a transaction is released when the
+ * transaction completes, as in the lease mode ({@link CountedHold}).</li>
  * </ul>
  */
 final class NamedStrategy extends AbstractLockStrategy {
@@ -91,13 +92,22 @@ final class NamedStrategy extends AbstractLockStrategy {
 		try {
 			refuseIfClosed(key);
 			NamedHold current = local.hold;
-			if (current != null && current.thread == Thread.currentThread()) {
-				if (current.lostSince != null) {
-					throw new DbLockException("Named lock '" + key + "' is held by this thread, but its connection was "
-							+ "lost at " + current.lostSince + "; it cannot be taken again before it is released");
+			if (current != null && current.thread == Thread.currentThread() && current.isCountedOrDeferred()) {
+				if (current.lostSince != null && current.isDeferredOnly()) {
+					// lost while its release waited for the transaction: ended now, and the key asked for afresh
+					release(current);
 				}
-				// the hold keeps its own use of the entry
-				return current.reenter();
+				else {
+					if (current.lostSince != null) {
+						throw new DbLockException("Named lock '" + key + "' is held by this thread, but its connection "
+								+ "was lost at " + current.lostSince + "; it cannot be taken again before it is released");
+					}
+					// the hold keeps its own use of the entry; one whose release waits for the transaction is taken again
+					LockHandle again = current.reenterIfHeld();
+					if (again != null) {
+						return again;
+					}
+				}
 			}
 			if (!local.permit.tryAcquire(wait.toNanos(), TimeUnit.NANOSECONDS)) {
 				return null;
@@ -271,7 +281,7 @@ final class NamedStrategy extends AbstractLockStrategy {
 	}
 
 	/** A named lock held by one thread, with its reentrant count and its token once drawn. */
-	private final class NamedHold implements Handle.Source {
+	private final class NamedHold extends CountedHold {
 
 		final String key;
 
@@ -285,8 +295,6 @@ final class NamedStrategy extends AbstractLockStrategy {
 
 		/** One statement at a time on the holding connection. */
 		final ReentrantLock io = new ReentrantLock();
-
-		private final AtomicInteger count = new AtomicInteger();
 
 		/** Released once, by its last handle's close or by the shutdown, whichever is first. */
 		final AtomicBoolean released = new AtomicBoolean();
@@ -306,11 +314,6 @@ final class NamedStrategy extends AbstractLockStrategy {
 			this.lock = lock;
 		}
 
-		LockHandle reenter() {
-			this.count.incrementAndGet();
-			return new Handle(this);
-		}
-
 		@Override
 		public String key() {
 			return this.key;
@@ -321,11 +324,10 @@ final class NamedStrategy extends AbstractLockStrategy {
 			return Optional.ofNullable(this.lostSince);
 		}
 
+		/** Released at once, or inside a transaction once it has completed. */
 		@Override
-		public void countDown() {
-			if (this.count.decrementAndGet() == 0) {
-				release(this);
-			}
+		protected void countedDown() {
+			releaseAfterTransaction(() -> release(this));
 		}
 
 		void lost(String why) {

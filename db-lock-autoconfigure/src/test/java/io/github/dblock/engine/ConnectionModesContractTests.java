@@ -359,6 +359,31 @@ abstract class ConnectionModesContractTests {
 				Long.class)).isEqualTo((long) threads * increments);
 	}
 
+	/**
+	 * A named lock whose last handle is closed inside a transaction stays held until the
+	 * transaction completes, by commit or by rollback; its thread takes it again meanwhile.
+	 */
+	@Test
+	void aNamedLockReleasedInsideATransactionIsHeldUntilItCompletes() {
+		assumeTrue(hasNamedLocks(), "no named locks on this database");
+		for (boolean rollback : new boolean[] { false, true }) {
+			this.transactions.executeWithoutResult((status) -> {
+				long token;
+				try (LockHandle handle = this.nodeA.acquire(request(DbLockMode.NAMED, "named-in-transaction", Duration.ZERO))) {
+					token = handle.fencingToken();
+				}
+				assertThat(this.nodeB.tryAcquire(request(DbLockMode.NAMED, "named-in-transaction", Duration.ZERO))).isEmpty();
+				try (LockHandle again = this.nodeA.acquire(request(DbLockMode.NAMED, "named-in-transaction", Duration.ZERO))) {
+					assertThat(again.fencingToken()).isEqualTo(token);
+				}
+				if (rollback) {
+					status.setRollbackOnly();
+				}
+			});
+			this.nodeB.tryAcquire(request(DbLockMode.NAMED, "named-in-transaction", Duration.ZERO)).orElseThrow().close();
+		}
+	}
+
 	@Test
 	void aNamedLockIsReentrantAndFreeForAnotherNodeWhenReleased() {
 		assumeTrue(hasNamedLocks(), "no named locks on this database");

@@ -44,6 +44,8 @@ import org.junit.jupiter.api.TestInstance;
 
 import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -395,6 +397,76 @@ abstract class FairModeContractTests {
 			assertThat(outer.isHeld()).isTrue();
 			assertThat(queued(key)).isOne();
 		}
+		assertThat(queued(key)).isZero();
+	}
+
+	/**
+	 * A ticket whose last handle is closed inside a transaction stays held until the
+	 * transaction completes (what was written under it commits first), by commit or by
+	 * rollback; its thread takes it again meanwhile with no new ticket.
+	 */
+	@Test
+	void aTicketReleasedInsideATransactionIsHeldUntilItCompletes() {
+		String key = "fair-in-transaction";
+		TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
+		for (boolean rollback : new boolean[] { false, true }) {
+			transaction.executeWithoutResult((status) -> {
+				long token;
+				try (LockHandle handle = this.nodeA.acquire(request(key, Duration.ZERO))) {
+					token = handle.fencingToken();
+				}
+				assertThat(queued(key)).as("still queued").isOne();
+				assertThat(this.nodeB.tryAcquire(request(key, Duration.ZERO))).isEmpty();
+				try (LockHandle again = this.nodeA.acquire(request(key, Duration.ZERO))) {
+					assertThat(again.fencingToken()).isEqualTo(token);
+				}
+				assertThat(queued(key)).isOne();
+				if (rollback) {
+					status.setRollbackOnly();
+				}
+			});
+			assertThat(queued(key)).as("released when the transaction completed").isZero();
+			this.nodeB.tryAcquire(request(key, Duration.ZERO)).orElseThrow().close();
+		}
+	}
+
+	/**
+	 * A thread that takes its fair key again follows the lease mode's rule: a fixed lease
+	 * shorter than the new request's is extended, a renewed lease asked for inside a fixed one
+	 * is refused, and one whose lease has ended (here while its release waited for the
+	 * transaction) is ended and the key taken afresh, with a larger ticket.
+	 */
+	@Test
+	void aThreadTakingItsFairKeyAgainFollowsTheLeaseModesRule() {
+		String key = "fair-again";
+		TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
+		transaction.executeWithoutResult((status) -> {
+			LockHandle first = this.nodeA.acquire(new LockRequest(key, Duration.ZERO, Duration.ofSeconds(2), false,
+					Duration.ZERO, DbLockMode.FAIR));
+			long token = first.fencingToken();
+			first.close();
+			try (LockHandle longer = this.nodeA.acquire(new LockRequest(key, Duration.ZERO, Duration.ofSeconds(30), false,
+					Duration.ZERO, DbLockMode.FAIR))) {
+				assertThat(longer.fencingToken()).isEqualTo(token);
+				assertThat(longer.expiresAt()).isAfter(java.time.Instant.now().plusSeconds(20));
+				assertThatExceptionOfType(DbLockException.class)
+					.isThrownBy(() -> this.nodeA.acquire(request(key, Duration.ZERO)))
+					.withMessageContaining("renewed");
+			}
+		});
+		assertThat(queued(key)).isZero();
+		transaction.executeWithoutResult((status) -> {
+			LockHandle first = this.nodeA.acquire(new LockRequest(key, Duration.ZERO, Duration.ofMillis(300), false,
+					Duration.ZERO, DbLockMode.FAIR));
+			long token = first.fencingToken();
+			first.close();
+			// its fixed lease ends while its release waits for the transaction
+			await().atMost(LONG_WAIT).until(() -> first.expiresAt().isBefore(java.time.Instant.now()));
+			try (LockHandle fresh = this.nodeA.acquire(new LockRequest(key, Duration.ZERO, Duration.ofSeconds(30), false,
+					Duration.ZERO, DbLockMode.FAIR))) {
+				assertThat(fresh.fencingToken()).isGreaterThan(token);
+			}
+		});
 		assertThat(queued(key)).isZero();
 	}
 

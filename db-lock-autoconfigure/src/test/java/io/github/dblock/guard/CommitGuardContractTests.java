@@ -262,7 +262,7 @@ abstract class CommitGuardContractTests {
 
 	/** A hold whose handle closes inside the transaction is released after it: it is guarded until then. */
 	@ParameterizedTest
-	@EnumSource(names = { "LEASE", "READ", "WRITE" })
+	@EnumSource(names = { "LEASE", "READ", "WRITE", "FAIR" })
 	void aHoldClosedInsideTheTransactionIsGuardedAtItsCommit(DbLockMode mode) {
 		String key = "closed-inside-" + mode;
 		assertThatExceptionOfType(LockLostException.class)
@@ -274,7 +274,7 @@ abstract class CommitGuardContractTests {
 			}));
 		assertThat(counter()).isZero();
 		// released once the transaction completed
-		this.otherNode.tryAcquire(request(DbLockMode.LEASE.equals(mode) ? mode : DbLockMode.WRITE, key, LEASE, false))
+		this.otherNode.tryAcquire(request((mode == DbLockMode.READ) ? DbLockMode.WRITE : mode, key, LEASE, false))
 			.orElseThrow()
 			.close();
 	}
