@@ -247,8 +247,8 @@ public abstract class SqlSyntax {
 	 * The commit guard's check of {@code count} rows of a table, taking the
 	 * {@linkplain #sharedRowLock() shared row lock} of each, in key order: {@code lock_key}, {@code owner},
 	 * the token column, {@code expires_at} and, where there is a {@link #statementNow()},
-	 * {@code live} ({@code 1} if the lease has not ended); parameters key, owner and token per
-	 * row, then those of {@link #commitGuardParameters(String, String)}.
+	 * {@code live} ({@code 1} if the lease has not ended); parameters, row after row: key,
+	 * owner, token, then that row's {@link #commitGuardParameters(String, String)}.
 	 * @param table the table
 	 * @param tokenColumn its token column
 	 * @param count the number of rows
@@ -265,7 +265,7 @@ public abstract class SqlSyntax {
 			sql.append((i > 0) ? " OR " : "").append("(lock_key = ? AND owner = ? AND ").append(tokenColumn).append(" = ?")
 				.append(commitGuardCondition(table)).append(")");
 		}
-		// in key order, as the batched renewals lock them: the two never wait for each other in a cycle
+		// in key order, the order in which the batched renewals' index scans lock rows: not the opposite order
 		return sql.append(" ORDER BY lock_key").append(sharedRowLock()).toString();
 	}
 
