@@ -137,17 +137,7 @@ final class FairStrategy extends AbstractLockStrategy {
 				return current.reenterIfHeld();
 			}
 			case EXTEND -> {
-				long sentAt = System.nanoTime();
-				boolean extended;
-				try {
-					extended = this.queue.renewAll(List.of(current.ticket), request.lease()).get(0);
-				}
-				catch (DataAccessException ex) {
-					throw new DbLockException("Could not extend fair lock '" + request.key() + "': the database failed ("
-							+ ex.getMessage() + ")", ex);
-				}
-				if (extended) {
-					current.localDeadline = sentAt + request.lease().toNanos();
+				if (extendFixedLease(current, request)) {
 					return current.reenterIfHeld();
 				}
 			}
@@ -263,20 +253,10 @@ final class FairStrategy extends AbstractLockStrategy {
 	private boolean hold(FairTicket ticket, LockRequest request, FairKey local) {
 		if (!request.renewed()) {
 			this.renewal.unwatch(ticket);
-			long sentAt = System.nanoTime();
-			boolean extended;
-			try {
-				extended = this.queue.renewAll(List.of(ticket.ticket), request.lease()).get(0);
-			}
-			catch (DataAccessException ex) {
-				throw new DbLockException("Could not acquire fair lock '" + ticket.ticket.key()
-						+ "': the database failed (" + ex.getMessage() + ")", ex);
-			}
-			if (!extended) {
+			if (!extendFixedLease(ticket, request)) {
 				ticket.lost("it was no longer in the queue when its lease was extended", false);
 				return false;
 			}
-			ticket.localDeadline = sentAt + request.lease().toNanos();
 		}
 		else if (!this.renewal.isWatched(ticket)) {
 			this.renewal.watch(ticket);
@@ -288,6 +268,26 @@ final class FairStrategy extends AbstractLockStrategy {
 		local.promote(ticket);
 		this.events.holdStarted(ticket.ticket.key(), DbLockMode.FAIR, ticket.ticket.owner(), ticket.ticket.number());
 		return true;
+	}
+
+	/**
+	 * Extends a ticket's lease to the request's whole length from now (one statement).
+	 * @return whether it was still in the queue
+	 */
+	private boolean extendFixedLease(FairTicket ticket, LockRequest request) {
+		long sentAt = System.nanoTime();
+		boolean extended;
+		try {
+			extended = this.queue.renewAll(List.of(ticket.ticket), request.lease()).get(0);
+		}
+		catch (DataAccessException ex) {
+			throw new DbLockException("Could not acquire fair lock '" + ticket.ticket.key() + "': the database failed ("
+					+ ex.getMessage() + ")", ex);
+		}
+		if (extended) {
+			ticket.localDeadline = sentAt + request.lease().toNanos();
+		}
+		return extended;
 	}
 
 	/** Gives a waiting ticket up: deleted from the queue, then the next local waiter is woken. */
