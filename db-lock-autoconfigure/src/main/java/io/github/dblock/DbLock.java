@@ -40,6 +40,24 @@ public @interface DbLock {
 	String key() default "";
 
 	/**
+	 * Several keys taken at once, instead of {@link #key()}: SpEL each, as {@code key} is,
+	 * each giving the stored key {@code [key-prefix:]name:value}. The lock holds them all or
+	 * none: they are taken in the order of their stored keys, whatever the order here, so
+	 * that two methods naming the same keys in opposite orders never deadlock; the wait
+	 * covers them all, and a key that stays held past it releases those already taken. Keys
+	 * whose values are equal in a call are taken once. Each key has its own fencing token
+	 * ({@link LockHandle#fencingToken(String)} of the handle, and each key's handle in
+	 * {@link DbLockContext#all()}). Every mode but {@link DbLockMode#TRANSACTION} can take
+	 * part. Empty (the default): the lock has one key, {@link #key()}.
+	 * <pre class="code">
+	 * &#64;DbLock(name = "account", keys = { "#from", "#to" })
+	 * public void transfer(long from, long to, Money amount) { ... }
+	 * </pre>
+	 * @return the key expressions, distinct and not blank; not with {@link #key()}
+	 */
+	String[] keys() default {};
+
+	/**
 	 * The lock's namespace. Methods that must exclude each other (pay and refund of one
 	 * order) share a name. Empty: {@code SimpleClassName.methodName}.
 	 * @return the name
@@ -55,10 +73,11 @@ public @interface DbLock {
 
 	/**
 	 * How the lock is held: a lease (the default), a row lock of the caller's transaction,
-	 * the database server's named lock, a reader's or writer's lease of a read/write lock, or
-	 * a ticket in a fair queue. See {@link DbLockMode} for what each survives and needs.
-	 * {@link #leaseMs()} is the lease, read/write and fair modes' alone, {@link #minHoldMs()}
-	 * the lease mode's.
+	 * the database server's named lock, a reader's or writer's lease of a read/write lock, a
+	 * ticket in a fair queue, or a permit of a semaphore. See {@link DbLockMode} for what each
+	 * survives and needs. {@link #leaseMs()} is the lease, read/write, fair and semaphore
+	 * modes' alone, {@link #minHoldMs()} the lease mode's, {@link #permits()} the semaphore
+	 * mode's.
 	 * @return the mode
 	 */
 	DbLockMode mode() default DbLockMode.LEASE;
@@ -78,6 +97,16 @@ public @interface DbLock {
 	 * @return the minimum hold
 	 */
 	long minHoldMs() default 0;
+
+	/**
+	 * How many callers hold the lock at once, in the {@link DbLockMode#SEMAPHORE semaphore
+	 * mode}: {@code @DbLock(mode = DbLockMode.SEMAPHORE, key = "'exports'", permits = 3)}
+	 * runs the method at most three times at once across the cluster. Every caller of a key
+	 * must ask for the same number (recorded per key at its first use: another number fails
+	 * the call). Must be 1 (the default) in every other mode.
+	 * @return the number of permits, at least 1
+	 */
+	int permits() default 1;
 
 	/**
 	 * What to do when the lock stays held by another owner for the whole wait, unless a

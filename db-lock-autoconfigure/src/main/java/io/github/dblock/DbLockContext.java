@@ -1,5 +1,6 @@
 package io.github.dblock;
 
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -25,6 +26,16 @@ public final class DbLockContext {
 	 */
 	public static Optional<LockHandle> current() {
 		return DbLockContextHolder.innermost();
+	}
+
+	/**
+	 * Every lock the current thread holds: each permit of a semaphore it took
+	 * ({@link DbLockMode#SEMAPHORE}, which is not reentrant), and each key of a handle of
+	 * several keys, as a handle of its own.
+	 * @return the handles, outermost first, or an empty list outside a lock
+	 */
+	public static List<LockHandle> all() {
+		return DbLockContextHolder.all();
 	}
 
 }

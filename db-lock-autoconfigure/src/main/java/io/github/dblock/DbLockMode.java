@@ -80,16 +80,31 @@ public enum DbLockMode {
 	 * other threads wait locally. Refused on a multi-primary cluster, whose nodes each order
 	 * their own inserts.
 	 */
-	FAIR;
+	FAIR,
+
+	/**
+	 * A counting semaphore: up to {@link DbLock#permits()} holders of a key at once, from
+	 * every JVM. Each permit is a lease of its own in the lock table, kept as the lease
+	 * mode keeps one (its own row, its own fencing token, renewed by the watchdog when no
+	 * lease is given, lost-lease detection, the commit guard), under the key
+	 * {@code <key>#permit-<n>} for permit {@code n} from 0: a crashed holder frees its permit
+	 * when its lease ends. Threads of one JVM that wait for a permit queue locally, and one of
+	 * them at a time asks the database; a permit released while others of the JVM wait wakes
+	 * the next of them at once, for at most a local turn while another JVM asks too (as the
+	 * lease mode passes a key). Not reentrant: a thread that holds a permit and asks again
+	 * takes a second one. The number of permits is recorded per key at its first use; a
+	 * request for the same key with another number fails ({@link DbLockException}).
+	 */
+	SEMAPHORE;
 
 	/**
 	 * Whether holders in this mode have a lease ({@link DbLock#leaseMs()} applies): the
-	 * lease, read, write and fair modes; the transaction and named modes end with their
-	 * transaction or connection instead.
+	 * lease, read, write, fair and semaphore modes; the transaction and named modes end with
+	 * their transaction or connection instead.
 	 * @return whether a lease applies
 	 */
 	public boolean hasLease() {
-		return this == LEASE || this == READ || this == WRITE || this == FAIR;
+		return this != TRANSACTION && this != NAMED;
 	}
 
 }

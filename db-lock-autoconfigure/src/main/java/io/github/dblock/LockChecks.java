@@ -79,6 +79,20 @@ public final class LockChecks {
 		return mode == DbLockMode.LEASE || minimumHold.isZero();
 	}
 
+	/** What {@link #allowsPermits} allows, for messages. */
+	public static final String PERMITS_RULE = "a semaphore has at least 1 permit, and every other mode exactly 1";
+
+	/**
+	 * Whether a lock in a mode may have a number of holders at once: the semaphore mode at
+	 * least 1, every other mode exactly 1.
+	 * @param mode the mode
+	 * @param permits the number of permits
+	 * @return whether allowed
+	 */
+	public static boolean allowsPermits(DbLockMode mode, int permits) {
+		return (mode == DbLockMode.SEMAPHORE) ? permits >= 1 : permits == 1;
+	}
+
 	/**
 	 * Whether a lock in a mode may be given a lease: the modes whose holders have one
 	 * ({@link DbLockMode#hasLease()}) take any; the others take none ({@code null}).

@@ -1,6 +1,7 @@
 package io.github.dblock;
 
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -31,6 +32,29 @@ public interface LockHandle extends AutoCloseable {
 	 * @return the token
 	 */
 	long fencingToken();
+
+	/**
+	 * The keys this handle holds: its {@link #key()} alone, or, for a handle of several
+	 * keys ({@link io.github.dblock.support.DbLockTemplate#acquireAll}), each of them in the
+	 * order they were taken.
+	 * @return the stored keys, at least one
+	 */
+	default List<String> keys() {
+		return List.of(key());
+	}
+
+	/**
+	 * The fencing token of one of the keys this handle holds ({@link #keys()}).
+	 * @param key a stored key of {@link #keys()}
+	 * @return its token, as {@link #fencingToken()} is for a handle of one key
+	 * @throws IllegalArgumentException if this handle does not hold that key
+	 */
+	default long fencingToken(String key) {
+		if (!key().equals(key)) {
+			throw new IllegalArgumentException("This handle holds '" + key() + "', not '" + key + "'");
+		}
+		return fencingToken();
+	}
 
 	/**
 	 * The end of the lease, in the database's time.

@@ -2,7 +2,9 @@ package io.github.dblock.aop;
 
 import java.lang.reflect.Array;
 import java.lang.reflect.InvocationTargetException;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
 
@@ -61,14 +63,10 @@ final class DbLockInterceptor implements MethodInterceptor {
 		if (!serves(operation)) {
 			return invocation.proceed();
 		}
-		String key = lockKey(operation, invocation, target, targetClass);
 		DbLockTemplate template = this.template.get();
 		LockHandle handle;
 		try {
-			// the lease of a mode without one is null: the start-up check saw to it
-			handle = (operation.mode() == DbLockMode.LEASE)
-					? template.acquire(key, operation.waitTime(), operation.lease(), operation.minimumHold())
-					: template.acquire(operation.mode(), key, operation.waitTime(), operation.lease());
+			handle = acquire(template, operation, invocation, target, targetClass);
 		}
 		catch (LockAcquisitionException ex) {
 			return notAcquired(operation, invocation, target, ex);
@@ -85,6 +83,26 @@ final class DbLockInterceptor implements MethodInterceptor {
 			throw ex;
 		}
 		return template.release(handle, result);
+	}
+
+	private LockHandle acquire(DbLockTemplate template, DbLockOperation operation, MethodInvocation invocation,
+			@Nullable Object target, Class<?> targetClass) {
+		if (!operation.keyExpressions().isEmpty()) {
+			List<String> keys = new ArrayList<>(operation.keyExpressions().size());
+			for (String expression : operation.keyExpressions()) {
+				keys.add(lockKey(operation, expression, invocation, target, targetClass));
+			}
+			return template.acquireAll(operation.mode(), keys, operation.waitTime(), operation.lease());
+		}
+		String expression = operation.keyExpression();
+		String key = (expression != null) ? lockKey(operation, expression, invocation, target, targetClass)
+				: operation.name();
+		// the lease of a mode without one is null: the start-up check saw to it
+		return switch (operation.mode()) {
+			case LEASE -> template.acquire(key, operation.waitTime(), operation.lease(), operation.minimumHold());
+			case SEMAPHORE -> template.acquirePermit(key, operation.permits(), operation.waitTime(), operation.lease());
+			default -> template.acquire(operation.mode(), key, operation.waitTime(), operation.lease());
+		};
 	}
 
 	private @Nullable Object notAcquired(DbLockOperation operation, MethodInvocation invocation,
@@ -120,12 +138,8 @@ final class DbLockInterceptor implements MethodInterceptor {
 		return (type.isPrimitive() && type != void.class) ? Array.get(Array.newInstance(type, 1), 0) : null;
 	}
 
-	private String lockKey(DbLockOperation operation, MethodInvocation invocation, @Nullable Object target,
-			Class<?> targetClass) {
-		String expression = operation.keyExpression();
-		if (expression == null) {
-			return operation.name();
-		}
+	private String lockKey(DbLockOperation operation, String expression, MethodInvocation invocation,
+			@Nullable Object target, Class<?> targetClass) {
 		Object value;
 		try {
 			value = this.evaluator.evaluate(expression, operation.methodKey(),

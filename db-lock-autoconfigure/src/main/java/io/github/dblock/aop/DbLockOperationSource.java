@@ -3,7 +3,9 @@ package io.github.dblock.aop;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -97,18 +99,36 @@ final class DbLockOperationSource {
 		}
 		AnnotatedElementKey methodKey = new AnnotatedElementKey(specificMethod, targetClass);
 		String key = annotation.key().isEmpty() ? null : annotation.key();
+		List<String> keys = List.of(annotation.keys());
+		if (key != null && !keys.isEmpty()) {
+			throw invalid(description, "key and keys are exclusive: name one key with key, or several with keys", null);
+		}
+		if (keys.stream().anyMatch(String::isBlank)) {
+			throw invalid(description, "keys " + quoted(keys) + " has a blank expression; each names a key", null);
+		}
+		if (new HashSet<>(keys).size() != keys.size()) {
+			throw invalid(description, "keys " + quoted(keys) + " names a key twice", null);
+		}
+		if (!keys.isEmpty() && annotation.mode() == DbLockMode.TRANSACTION) {
+			throw invalid(description, "keys cannot be taken together in the TRANSACTION mode: its row locks end with "
+					+ "the transaction alone, so a partial acquisition could not be given back", null);
+		}
+		if (!keys.isEmpty() && annotation.minHoldMs() != 0) {
+			throw invalid(description, "minHoldMs applies to one key; keys taken together are released together", null);
+		}
+		if (annotation.permits() < 1) {
+			throw invalid(description, "permits must be at least 1, got " + annotation.permits(), null);
+		}
+		if (!LockChecks.allowsPermits(annotation.mode(), annotation.permits())) {
+			throw invalid(description, "permits = " + annotation.permits() + " is the SEMAPHORE mode's alone; a lock in the "
+					+ annotation.mode() + " mode has one holder at a time (permits = 1)", null);
+		}
+		List<String> expressions = new ArrayList<>(keys);
 		if (key != null) {
-			try {
-				this.evaluator.parse(key, methodKey);
-			}
-			catch (ParseException ex) {
-				throw invalid(description, "key \"" + key + "\" is not a valid SpEL expression: " + ex.getMessage(), ex);
-			}
-			List<String> unknown = this.evaluator.unknownVariables(key, methodKey, specificMethod);
-			if (!unknown.isEmpty()) {
-				throw invalid(description, unknownVariables(key, unknown, this.evaluator.parameterNames(specificMethod)),
-						null);
-			}
+			expressions.add(key);
+		}
+		for (String expression : expressions) {
+			checkExpression(expression, methodKey, specificMethod, description);
 		}
 		String asynchronous = asynchronousResult(specificMethod, targetClass);
 		if (asynchronous != null) {
@@ -147,9 +167,26 @@ final class DbLockOperationSource {
 		}
 		DbLockOperation.Fallback fallback = annotation.fallback().isEmpty() ? null
 				: findFallback(annotation.fallback(), specificMethod, targetClass, description);
-		return new DbLockOperation(description, methodKey, name, key, millisOrDefault(annotation.waitMs()),
+		return new DbLockOperation(description, methodKey, name, key, keys, millisOrDefault(annotation.waitMs()),
 				millisOrDefault(annotation.leaseMs()), Duration.ofMillis(annotation.minHoldMs()), annotation.onFailure(),
-				fallback, annotation.mode());
+				fallback, annotation.mode(), annotation.permits());
+	}
+
+	private void checkExpression(String key, AnnotatedElementKey methodKey, Method method, String description) {
+		try {
+			this.evaluator.parse(key, methodKey);
+		}
+		catch (ParseException ex) {
+			throw invalid(description, "key \"" + key + "\" is not a valid SpEL expression: " + ex.getMessage(), ex);
+		}
+		List<String> unknown = this.evaluator.unknownVariables(key, methodKey, method);
+		if (!unknown.isEmpty()) {
+			throw invalid(description, unknownVariables(key, unknown, this.evaluator.parameterNames(method)), null);
+		}
+	}
+
+	private static String quoted(List<String> keys) {
+		return keys.stream().map((key) -> "\"" + key + "\"").collect(Collectors.joining(", ", "{", "}"));
 	}
 
 	/** How a method's own {@code @Transactional} rules out a transaction, if it does. */

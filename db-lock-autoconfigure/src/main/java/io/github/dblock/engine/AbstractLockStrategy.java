@@ -3,6 +3,7 @@ package io.github.dblock.engine;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
@@ -93,12 +94,28 @@ abstract class AbstractLockStrategy implements LockStrategy {
 	 * @throws InterruptedException if the thread was interrupted
 	 */
 	protected final boolean pause(Backoff backoff, int attempt, long deadline) throws InterruptedException {
+		return pause(backoff, attempt, deadline, () -> false);
+	}
+
+	/**
+	 * Waits before the next attempt, as {@link #pause(Backoff, int, long)} does, and ends the
+	 * pause early once {@code woken} says so (checked after each unpark of the thread).
+	 * @param backoff the back-off
+	 * @param attempt how many attempts failed before, from 0
+	 * @param deadline {@link System#nanoTime()} when the wait ends
+	 * @param woken whether something the thread waits for happened: it asks again at once
+	 * @return {@code false} if the wait ran out or the engine shut down
+	 * @throws InterruptedException if the thread was interrupted
+	 */
+	protected final boolean pause(Backoff backoff, int attempt, long deadline, BooleanSupplier woken)
+			throws InterruptedException {
 		long remaining = deadline - System.nanoTime();
 		if (remaining <= 0 || this.closed) {
 			return false;
 		}
 		long until = System.nanoTime() + Math.min(backoff.delayNanos(attempt), remaining);
-		for (long left = until - System.nanoTime(); left > 0 && !this.closed; left = until - System.nanoTime()) {
+		for (long left = until - System.nanoTime(); left > 0 && !this.closed && !woken.getAsBoolean();
+				left = until - System.nanoTime()) {
 			park(left);
 		}
 		return !this.closed;

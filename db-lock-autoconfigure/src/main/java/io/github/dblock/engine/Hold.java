@@ -88,7 +88,7 @@ final class Hold extends CountedHold {
 	@Override
 	public @Nullable HeldRow row() {
 		HeldRow.Table table = switch (this.lease.mode) {
-			case LEASE -> HeldRow.Table.LEASE;
+			case LEASE, SEMAPHORE -> HeldRow.Table.LEASE;
 			case READ, WRITE -> HeldRow.Table.READ_WRITE;
 			default -> null;
 		};

@@ -5,6 +5,8 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
@@ -55,17 +57,43 @@ final class LeaseStrategy extends AbstractLockStrategy {
 
 	private final ReleasePath releases;
 
+	/** The mode whose keys these are: the lease mode's, or a strategy's built on it. */
+	private final DbLockMode lockMode;
+
+	/** What a hold does when its count comes to zero. */
+	private final Consumer<Hold> release;
+
 	LeaseStrategy(LockRepository repository, LockEngineSettings settings, Events events, LockScheduler scheduler) {
+		this(repository, settings, events, scheduler, DbLockMode.LEASE, null);
+	}
+
+	/**
+	 * Creates the lease mode, or the leases of a strategy built on it (the semaphore's
+	 * permits), which names its mode and may act around each release.
+	 * @param around what runs around each release, after the transaction if there is one,
+	 * given the release to run; {@code null} for the release alone
+	 */
+	LeaseStrategy(LockRepository repository, LockEngineSettings settings, Events events, LockScheduler scheduler,
+			DbLockMode lockMode, @Nullable BiConsumer<Hold, Runnable> around) {
 		this.settings = settings;
 		this.events = events;
+		this.lockMode = lockMode;
 		this.mode = new LeaseMode(repository, scheduler);
 		this.watchdog = new LeaseWatchdog(this.mode, scheduler);
-		this.releases = new ReleasePath(this.mode, this.watchdog, this.keys, settings, events);
+		this.releases = new ReleasePath(this.mode, this.watchdog, this.keys, settings, events, lockMode);
+		this.release = (around != null)
+				? (hold) -> hold.releaseAfterTransaction(() -> around.accept(hold, () -> this.releases.releaseNow(hold)))
+				: this.releases::release;
 	}
 
 	@Override
 	public List<DbLockMode> modes() {
-		return List.of(DbLockMode.LEASE);
+		return List.of(this.lockMode);
+	}
+
+	/** The turns of this strategy's keys (see {@link LocalTurn}). */
+	LocalTurn turn() {
+		return this.releases.turn();
 	}
 
 	@Override
@@ -75,6 +103,15 @@ final class LeaseStrategy extends AbstractLockStrategy {
 
 	@Override
 	public @Nullable LockHandle acquire(LockRequest request) throws InterruptedException {
+		return acquire(request, true);
+	}
+
+	/**
+	 * Takes a key.
+	 * @param reentrant whether a thread that holds the key takes it again; if not, such a
+	 * request returns {@code null} at once, as for a key another owner holds
+	 */
+	@Nullable LockHandle acquire(LockRequest request, boolean reentrant) throws InterruptedException {
 		String key = request.key();
 		long renewalPeriod = request.renewed() ? this.settings.renewalPeriod(request.lease()).toNanos() : 0;
 		long deadline = System.nanoTime() + request.waitTime().toNanos();
@@ -84,6 +121,9 @@ final class LeaseStrategy extends AbstractLockStrategy {
 			refuseIfClosed(key);
 			Hold current = local.hold;
 			if (current != null && current.thread == Thread.currentThread() && current.isActive()) {
+				if (!reentrant) {
+					return null;
+				}
 				LockHandle again = reenter(current, request);
 				if (again != null) {
 					return again;
@@ -145,7 +185,7 @@ final class LeaseStrategy extends AbstractLockStrategy {
 		for (LocalKey local : this.keys.inUse()) {
 			Hold hold = local.hold;
 			if (hold != null && !hold.done) {
-				held.add(new HeldKey(local.key, DbLockMode.LEASE, hold.thread.getName(),
+				held.add(new HeldKey(local.key, this.lockMode, hold.thread.getName(),
 						Duration.ofNanos(now - hold.startedAt)));
 			}
 		}
@@ -154,7 +194,7 @@ final class LeaseStrategy extends AbstractLockStrategy {
 	@Override
 	public void waiting(List<WaitingKey> waiting) {
 		for (LocalKey local : this.keys.inUse()) {
-			add(waiting, local.key, DbLockMode.LEASE, local.gate.queued());
+			add(waiting, local.key, this.lockMode, local.gate.queued());
 		}
 	}
 
@@ -252,12 +292,12 @@ final class LeaseStrategy extends AbstractLockStrategy {
 				if (request.renewed()) {
 					this.watchdog.watch(lease, renewalPeriod);
 				}
-				return new Hold(lease, request, 0, this.releases::release);
+				return new Hold(lease, request, 0, this.release);
 			}
 			if (deadline - System.nanoTime() <= 0 || isClosed()) {
 				return null;
 			}
-			this.events.contended(request.key(), DbLockMode.LEASE);
+			this.events.contended(request.key(), this.lockMode);
 			local.polling = Thread.currentThread();
 			try {
 				if (!pause(this.settings.backoff(), attempt, deadline)) {
@@ -297,7 +337,7 @@ final class LeaseStrategy extends AbstractLockStrategy {
 					// the extension wrote this holder's start
 					handedOn.startWritten = handoff;
 				}
-				return new Hold(handedOn, request, handoff, this.releases::release);
+				return new Hold(handedOn, request, handoff, this.release);
 			}
 		}
 		this.releases.end(handedOn, Duration.ZERO);

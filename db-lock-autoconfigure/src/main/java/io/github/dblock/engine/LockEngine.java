@@ -8,6 +8,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
@@ -85,6 +86,7 @@ public final class LockEngine implements AutoCloseable {
 			.map((locks) -> new ReadWriteStrategy(locks, settings, this.events, this.scheduler))
 			.orElse(null));
 		add(repository.fairQueue().map((queue) -> new FairStrategy(queue, settings, this.events, this.scheduler)).orElse(null));
+		add(new SemaphoreStrategy(repository, settings, this.events, this.scheduler));
 	}
 
 	private void add(@Nullable LockStrategy strategy) {
@@ -263,14 +265,88 @@ public final class LockEngine implements AutoCloseable {
 	 * @return the handle, or empty if the key is held
 	 */
 	public Optional<LockHandle> tryAcquire(LockRequest request) {
-		LockRequest once = new LockRequest(request.key(), Duration.ZERO, request.lease(), request.renewed(),
-				request.minimumHold(), request.mode());
+		LockRequest once = request.withWait(Duration.ZERO);
 		try {
 			return Optional.ofNullable(acquireInterruptibly(once));
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 			throw new DbLockException("Interrupted while acquiring lock '" + request.key() + "'", ex);
+		}
+	}
+
+	/**
+	 * Acquires several keys, all or none: each by its request, in the order of their keys
+	 * (so that callers naming the same keys in any order never wait for each other in a
+	 * circle), within one wait, that of the first request. Keys named twice are taken once.
+	 * When a key stays held past the wait, or a failure ends the call, the keys already
+	 * taken are released before it returns.
+	 * @param requests one request per key, none in the transaction mode (whose locks end with
+	 * the transaction alone)
+	 * @return one handle holding every key, to be closed to release them all
+	 * @throws LockAcquisitionException naming the key that stayed held for the whole wait
+	 * @throws DbLockException for no request, a request in the transaction mode, a database
+	 * failure or an interrupt (the thread's interrupt flag is then set again)
+	 */
+	public LockHandle acquireAll(List<LockRequest> requests) {
+		long start = System.nanoTime();
+		List<LockRequest> ordered = ordered(requests);
+		long deadline = start + requests.get(0).waitTime().toNanos();
+		List<LockHandle> taken = new ArrayList<>(ordered.size());
+		try {
+			for (LockRequest request : ordered) {
+				Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+				LockHandle handle = acquireInterruptibly(request.withWait(left));
+				if (handle == null) {
+					MultiKeyHandle.closeAll(taken);
+					throw new LockAcquisitionException(request.key(), Duration.ofNanos(System.nanoTime() - start));
+				}
+				taken.add(handle);
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			DbLockException interrupted = new DbLockException(
+					"Interrupted while waiting for locks " + keys(ordered), ex);
+			closeAfter(taken, interrupted);
+			throw interrupted;
+		}
+		catch (LockAcquisitionException ex) {
+			throw ex;
+		}
+		catch (RuntimeException | Error ex) {
+			closeAfter(taken, ex);
+			throw ex;
+		}
+		return new MultiKeyHandle(taken);
+	}
+
+	private static List<LockRequest> ordered(List<LockRequest> requests) {
+		if (requests.isEmpty()) {
+			throw new DbLockException("Acquiring several keys at once needs at least one key");
+		}
+		Map<String, LockRequest> byKey = new TreeMap<>();
+		for (LockRequest request : requests) {
+			if (request.mode() == DbLockMode.TRANSACTION) {
+				throw new DbLockException("Lock '" + request.key() + "' cannot be taken with other keys in the TRANSACTION "
+						+ "mode: its row lock ends with the transaction alone, so a partial acquisition could not be given "
+						+ "back; use the lease mode");
+			}
+			byKey.putIfAbsent(request.key(), request);
+		}
+		return new ArrayList<>(byKey.values());
+	}
+
+	private static List<String> keys(List<LockRequest> requests) {
+		return requests.stream().map(LockRequest::key).toList();
+	}
+
+	private static void closeAfter(List<LockHandle> taken, Throwable failure) {
+		try {
+			MultiKeyHandle.closeAll(taken);
+		}
+		catch (RuntimeException ex) {
+			failure.addSuppressed(ex);
 		}
 	}
 
@@ -312,6 +388,10 @@ public final class LockEngine implements AutoCloseable {
 
 	private @Nullable LockHandle acquireNow(LockRequest request) throws InterruptedException {
 		checkKey(request.key());
+		if (request.mode() == DbLockMode.LEASE && isPermitKey(request.key())) {
+			throw new DbLockException("Lock key '" + request.key() + "' ends like the key of a semaphore's permit ('<key>"
+					+ SemaphoreStrategy.PERMIT + "<n>'), which the semaphore mode keeps in the lock table: use another key");
+		}
 		refuseIfClosed(request.key());
 		LockStrategy strategy = this.strategies.get(request.mode());
 		if (strategy == null) {
@@ -332,6 +412,19 @@ public final class LockEngine implements AutoCloseable {
 			throw new DbLockException("Lock key is " + key.length() + " characters long, the lock table holds at most "
 					+ this.repository.maxKeyLength() + ": '" + key.substring(0, 40) + "...'");
 		}
+	}
+
+	private static boolean isPermitKey(String key) {
+		int at = key.lastIndexOf(SemaphoreStrategy.PERMIT);
+		if (at < 0 || at + SemaphoreStrategy.PERMIT.length() == key.length()) {
+			return false;
+		}
+		for (int i = at + SemaphoreStrategy.PERMIT.length(); i < key.length(); i++) {
+			if (!Character.isDigit(key.charAt(i))) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 	private void refuseIfClosed(String key) {

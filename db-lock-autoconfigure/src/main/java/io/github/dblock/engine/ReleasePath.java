@@ -46,8 +46,13 @@ final class ReleasePath {
 
 	private final Events events;
 
-	ReleasePath(LockMode mode, LeaseWatchdog watchdog, LocalKeys<LocalKey> keys, LockEngineSettings settings, Events events) {
+	/** The mode whose holds these are, as told to the listeners. */
+	private final DbLockMode lockMode;
+
+	ReleasePath(LockMode mode, LeaseWatchdog watchdog, LocalKeys<LocalKey> keys, LockEngineSettings settings, Events events,
+			DbLockMode lockMode) {
 		this.events = events;
+		this.lockMode = lockMode;
 		this.mode = mode;
 		this.watchdog = watchdog;
 		this.keys = keys;
@@ -63,7 +68,16 @@ final class ReleasePath {
 		hold.releaseAfterTransaction(() -> releaseNow(hold));
 	}
 
-	private void releaseNow(Hold hold) {
+	/** The turns of the keys whose releases this path performs. */
+	LocalTurn turn() {
+		return this.turn;
+	}
+
+	/**
+	 * Releases a hold whose count came to zero, now.
+	 * @throws LockReleaseException if the release could not be confirmed
+	 */
+	void releaseNow(Hold hold) {
 		HeldLease lease = hold.lease;
 		LocalKey local = lease.local;
 		try {
@@ -74,7 +88,7 @@ final class ReleasePath {
 			}
 			if (lease.remainingNanos() <= 0 && lease.lostAt == null) {
 				hold.lost(lease.deadlineInstant());
-				this.events.lost(lease.lease.key(), DbLockMode.LEASE);
+				this.events.lost(lease.lease.key(), this.lockMode);
 				logger.warn("Lock '" + lease.lease.key() + "' was released after its lease ended on the local clock (at "
 						+ lease.deadlineInstant() + "): another owner may have held it meanwhile");
 			}
@@ -100,7 +114,7 @@ final class ReleasePath {
 		}
 		finally {
 			this.keys.exit(local);
-			this.events.released(lease.lease.key(), DbLockMode.LEASE, System.nanoTime() - hold.startedAt);
+			this.events.released(lease.lease.key(), this.lockMode, System.nanoTime() - hold.startedAt);
 		}
 	}
 

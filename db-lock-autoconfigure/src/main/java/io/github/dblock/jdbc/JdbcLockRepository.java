@@ -20,6 +20,7 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
+import org.springframework.dao.DuplicateKeyException;
 import org.springframework.jdbc.core.JdbcOperations;
 
 /**
@@ -307,6 +308,28 @@ public class JdbcLockRepository implements LockRepository {
 			}
 		}
 		return Optional.of(queue);
+	}
+
+	/**
+	 * Reads the number of permits recorded for the key in {@code <table>_semaphore}, and
+	 * records {@code permits} if there is none.
+	 */
+	@Override
+	public int recordPermits(String key, int permits) {
+		return this.connections.onOwnConnection((jdbc) -> {
+			List<Integer> recorded = jdbc.queryForList(this.sql.permitsSql(), Integer.class, key);
+			if (!recorded.isEmpty()) {
+				return recorded.get(0);
+			}
+			try {
+				jdbc.update(this.sql.recordPermitsSql(), key, permits);
+				return permits;
+			}
+			catch (DuplicateKeyException ex) {
+				// another node recorded it at the same moment
+				return Objects.requireNonNull(jdbc.queryForObject(this.sql.permitsSql(), Integer.class, key));
+			}
+		});
 	}
 
 	@Override

@@ -186,6 +186,19 @@ public interface LockRepository {
 	}
 
 	/**
+	 * The number of permits of a semaphore's key ({@link io.github.dblock.DbLockMode#SEMAPHORE}),
+	 * recorded by the first caller that uses the key, so that callers on every node that ask
+	 * for another number are refused. The default records nothing and returns
+	 * {@code permits}: a repository without a record checks the number within one JVM alone.
+	 * @param key the semaphore's stored key
+	 * @param permits the number this caller asks for
+	 * @return the number recorded for the key, which this caller's number is checked against
+	 */
+	default int recordPermits(String key, int permits) {
+		return permits;
+	}
+
+	/**
 	 * The longest key the lock table holds.
 	 * @return the number of characters
 	 */

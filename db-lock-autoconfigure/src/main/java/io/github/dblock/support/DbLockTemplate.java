@@ -1,18 +1,12 @@
 package io.github.dblock.support;
 
-import io.github.dblock.DbLockException;
-import io.github.dblock.DbLockMode;
-import io.github.dblock.LockAcquisitionException;
-import io.github.dblock.LockChecks;
-import io.github.dblock.LockHandle;
-import io.github.dblock.LockLostException;
-import io.github.dblock.LockReleaseException;
-import io.github.dblock.LockUpgradeException;
-import io.github.dblock.LostLeasePolicy;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -20,8 +14,17 @@ import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.regex.Pattern;
 
-import io.github.dblock.engine.LockEngine;
+import io.github.dblock.DbLockException;
+import io.github.dblock.DbLockMode;
+import io.github.dblock.LockAcquisitionException;
+import io.github.dblock.LockChecks;
+import io.github.dblock.LockHandle;
+import io.github.dblock.LockLostException;
+import io.github.dblock.LockReleaseException;
 import io.github.dblock.LockRequest;
+import io.github.dblock.LockUpgradeException;
+import io.github.dblock.LostLeasePolicy;
+import io.github.dblock.engine.LockEngine;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -212,6 +215,113 @@ public class DbLockTemplate {
 	public <T> @Nullable T execute(DbLockMode mode, String key, @Nullable Duration wait,
 			Callable<? extends @Nullable T> action) {
 		return callHolding(acquire(mode, key, wait), action);
+	}
+
+	/**
+	 * Acquires one permit of a cluster-wide semaphore ({@link DbLockMode#SEMAPHORE}): up to
+	 * {@code permits} callers hold one of the key at once, on every node. The permit has the
+	 * default lease, renewed while held, and a fencing token of its own. A thread that holds
+	 * a permit and asks again takes a second one.
+	 * <pre class="code">
+	 * try (LockHandle permit = template.acquirePermit("exports", 3, Duration.ofSeconds(5))) {
+	 *     exports.run(); // at most three exports at once across the cluster
+	 * }
+	 * </pre>
+	 * @param key the semaphore's key, without the prefix
+	 * @param permits how many holders the key has at once; every caller of the key asks for
+	 * the same number
+	 * @param wait how long to wait while every permit is held; {@code null} for the default
+	 * @return the permit's handle, whose {@link LockHandle#key()} is the permit's own key
+	 * ({@code <key>#permit-<n>}); close it to release the permit
+	 * @throws LockAcquisitionException if every permit stayed held for the whole wait
+	 * @throws DbLockException for {@code permits < 1}, or a number other than the one recorded
+	 * for the key
+	 */
+	public LockHandle acquirePermit(String key, int permits, @Nullable Duration wait) {
+		return acquirePermit(key, permits, wait, null);
+	}
+
+	/**
+	 * Acquires one permit of a semaphore with a given lease; see
+	 * {@link #acquirePermit(String, int, Duration)}.
+	 * @param key the semaphore's key, without the prefix
+	 * @param permits how many holders the key has at once
+	 * @param wait how long to wait; {@code null} for the default
+	 * @param lease a fixed lease; {@code null} for the default lease, renewed while held
+	 * @return the permit's handle
+	 * @throws LockAcquisitionException if every permit stayed held for the whole wait
+	 */
+	public LockHandle acquirePermit(String key, int permits, @Nullable Duration wait, @Nullable Duration lease) {
+		return this.engine.acquire(permitRequest(key, permits, (wait != null) ? wait : this.defaultWait, lease));
+	}
+
+	/**
+	 * Acquires one permit of a semaphore if one is free, without waiting; see
+	 * {@link #acquirePermit(String, int, Duration)}.
+	 * @param key the semaphore's key, without the prefix
+	 * @param permits how many holders the key has at once
+	 * @return the permit's handle, or empty if every permit is held
+	 */
+	public Optional<LockHandle> tryAcquirePermit(String key, int permits) {
+		return this.engine.tryAcquire(permitRequest(key, permits, Duration.ZERO, null));
+	}
+
+	private LockRequest permitRequest(String key, int permits, Duration wait, @Nullable Duration lease) {
+		return new LockRequest(storedKey(key), wait, (lease != null) ? lease : this.defaultLease, lease == null,
+				Duration.ZERO, DbLockMode.SEMAPHORE, permits);
+	}
+
+	/**
+	 * Acquires several keys at once in the lease mode, all or none, with the default lease
+	 * renewed while held: taken in the order of their stored keys, so that two callers naming
+	 * the same keys in opposite orders never deadlock; the wait covers them all, and a key that
+	 * stays held past it releases those already taken before this throws. A key named twice is
+	 * taken once.
+	 * <pre class="code">
+	 * try (LockHandle both = template.acquireAll(List.of("account:" + from, "account:" + to), Duration.ofSeconds(3))) {
+	 *     accounts.transfer(from, to, amount, both.fencingToken(template.storedKey("account:" + from)));
+	 * }
+	 * </pre>
+	 * @param keys the keys, without the prefix, at least one
+	 * @param wait how long to wait for all of them; {@code null} for the default
+	 * @return one handle that holds every key ({@link LockHandle#keys()},
+	 * {@link LockHandle#fencingToken(String)}), held while every key is; closing it releases
+	 * them all
+	 * @throws LockAcquisitionException naming a key that stayed held for the whole wait
+	 * @throws DbLockException for no key or a blank one
+	 */
+	public LockHandle acquireAll(Collection<String> keys, @Nullable Duration wait) {
+		return acquireAll(DbLockMode.LEASE, keys, wait, null);
+	}
+
+	/**
+	 * Acquires several keys at once in a mode, all or none; see
+	 * {@link #acquireAll(Collection, Duration)}. Every mode but the transaction mode (whose
+	 * row locks end with the transaction alone, so that a partial acquisition could not be
+	 * given back) can take part; in the semaphore mode each key gives one permit of a
+	 * semaphore of one permit.
+	 * @param mode how each key is held
+	 * @param keys the keys, without the prefix, at least one
+	 * @param wait how long to wait for all of them; {@code null} for the default
+	 * @param lease a fixed lease for each; {@code null} for the default lease, renewed while
+	 * held (only {@code null} in a mode without a lease)
+	 * @return one handle that holds every key
+	 * @throws LockAcquisitionException naming a key that stayed held for the whole wait
+	 * @throws DbLockException for no key, a blank one, the transaction mode or a lease in a
+	 * mode that has none
+	 */
+	public LockHandle acquireAll(DbLockMode mode, Collection<String> keys, @Nullable Duration wait,
+			@Nullable Duration lease) {
+		if (!LockChecks.allowsLease(mode, lease)) {
+			throw new DbLockException("Locks " + keys + " in the " + mode + " mode have no lease, got "
+					+ LockChecks.format(lease));
+		}
+		Duration waitTime = (wait != null) ? wait : this.defaultWait;
+		List<LockRequest> requests = new ArrayList<>(keys.size());
+		for (String key : keys) {
+			requests.add(request(mode, key, waitTime, lease, Duration.ZERO));
+		}
+		return this.engine.acquireAll(requests);
 	}
 
 	/**

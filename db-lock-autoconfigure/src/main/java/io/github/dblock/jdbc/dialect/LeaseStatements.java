@@ -38,6 +38,10 @@ public final class LeaseStatements {
 
 	private final String databaseTimeSql;
 
+	private final String permitsSql;
+
+	private final String recordPermitsSql;
+
 	/** The statements of {@link #releaseAllSql}, by the number of leases they end. */
 	private final AtomicReferenceArray<String> releaseAllSql = new AtomicReferenceArray<>(129);
 
@@ -59,6 +63,26 @@ public final class LeaseStatements {
 		this.rowsSql = "SELECT lock_key, owner, token, acquired_at, expires_at FROM " + table
 				+ " ORDER BY lock_key LIMIT ?";
 		this.databaseTimeSql = "SELECT " + now + " AS database_now";
+		this.permitsSql = "SELECT permits FROM " + table + "_semaphore WHERE lock_key = ?";
+		this.recordPermitsSql = "INSERT INTO " + table + "_semaphore (lock_key, permits) VALUES (?, ?)";
+	}
+
+	/**
+	 * The number of permits recorded for a semaphore's key, in the table
+	 * {@code <table>_semaphore}: parameter key, column {@code permits}.
+	 * @return the SQL
+	 */
+	public String permitsSql() {
+		return this.permitsSql;
+	}
+
+	/**
+	 * Records the number of permits of a semaphore's key: parameters key, permits; fails
+	 * with a duplicate key where one is recorded.
+	 * @return the SQL
+	 */
+	public String recordPermitsSql() {
+		return this.recordPermitsSql;
 	}
 
 	/**

@@ -1,0 +1,305 @@
+package io.github.dblock.engine;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.locks.LockSupport;
+
+import io.github.dblock.DbLockException;
+import io.github.dblock.DbLockMode;
+import io.github.dblock.LockHandle;
+import io.github.dblock.LockReleaseException;
+import io.github.dblock.LockRequest;
+import io.github.dblock.jdbc.LockRepository;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The semaphore mode ({@link DbLockMode#SEMAPHORE}): up to {@link LockRequest#permits()}
+ * holders of a key at once. Each permit is a lease of the lease mode under the key
+ * {@code <key>#permit-<n>}, taken and kept by a {@link LeaseStrategy} of this mode's own
+ * (its row, token, renewal, loss, release after the transaction and commit guard are the
+ * lease mode's); this strategy adds what a semaphore has more:
+ * <ul>
+ * <li>The threads of this JVM that want a permit of one key line up at a fair local gate
+ * ({@link LocalSemaphore#line}); the first of them asks the database, trying each permit
+ * that no thread of this JVM holds, with {@link Backoff} between rounds, until it takes one
+ * or its wait runs out; then the next thread asks.</li>
+ * <li>A permit released while a thread of this JVM waits for the key wakes that thread at
+ * once, for at most a local turn ({@link LockEngineSettings#localTurn()}); when a turn is
+ * over and another owner's attempt marked the permit as wanted, the permit is ceded
+ * ({@link LocalTurn#cedeIfWanted}) and this JVM's next attempt holds back, so that the other
+ * JVM gets it.</li>
+ * <li>The number of permits is checked against the one recorded for the key
+ * ({@link LockRepository#recordPermits}), once while a thread of this JVM uses the key.</li>
+ * </ul>
+ */
+final class SemaphoreStrategy extends AbstractLockStrategy {
+
+	/** Between a semaphore's key and a permit's number, in the permit's key. */
+	static final String PERMIT = "#permit-";
+
+	private final LockRepository repository;
+
+	private final LockEngineSettings settings;
+
+	private final Events events;
+
+	private final LocalKeys<LocalSemaphore> keys = new LocalKeys<>(LocalSemaphore::new);
+
+	/** The permits' leases. */
+	private final LeaseStrategy permits;
+
+	SemaphoreStrategy(LockRepository repository, LockEngineSettings settings, Events events, LockScheduler scheduler) {
+		this.repository = repository;
+		this.settings = settings;
+		this.events = events;
+		this.permits = new LeaseStrategy(repository, settings, events, scheduler, DbLockMode.SEMAPHORE, this::release);
+	}
+
+	@Override
+	public List<DbLockMode> modes() {
+		return List.of(DbLockMode.SEMAPHORE);
+	}
+
+	@Override
+	public Optional<String> unavailable() {
+		return Optional.empty();
+	}
+
+	/**
+	 * The key of one permit of a semaphore.
+	 * @param key the semaphore's stored key
+	 * @param permit the permit's number, from 0
+	 * @return the permit's stored key
+	 */
+	static String permitKey(String key, int permit) {
+		return key + PERMIT + permit;
+	}
+
+	@Override
+	public @Nullable LockHandle acquire(LockRequest request) throws InterruptedException {
+		String key = request.key();
+		long deadline = System.nanoTime() + request.waitTime().toNanos();
+		LocalSemaphore local = this.keys.enter(key);
+		boolean kept = false;
+		try {
+			refuseIfClosed(key);
+			checkPermits(local, request);
+			LocalGate.Passage<Void> passage = local.line.enter(request.waitTime().toNanos());
+			if (passage == null) {
+				refuseIfClosed(key);
+				return null;
+			}
+			try {
+				LockHandle permit = poll(request, local, deadline);
+				kept = permit != null;
+				if (permit == null) {
+					refuseIfClosed(key);
+				}
+				return permit;
+			}
+			finally {
+				local.line.leave();
+			}
+		}
+		finally {
+			if (!kept) {
+				this.keys.exit(local);
+			}
+		}
+	}
+
+	/** Checks the number of permits against this JVM's and the recorded one. */
+	private void checkPermits(LocalSemaphore local, LockRequest request) {
+		synchronized (local) {
+			if (local.permits == 0) {
+				String last = permitKey(request.key(), request.permits() - 1);
+				if (last.length() > this.repository.maxKeyLength()) {
+					throw new DbLockException("Semaphore key '" + request.key() + "' is too long: its permits' keys, such as '"
+							+ last + "', are longer than the " + this.repository.maxKeyLength()
+							+ " characters the lock table holds");
+				}
+				int recorded = this.repository.recordPermits(request.key(), request.permits());
+				local.permits = recorded;
+			}
+			if (local.permits != request.permits()) {
+				throw new DbLockException("Semaphore '" + request.key() + "' has " + local.permits + " permits, "
+						+ "not " + request.permits() + ": every caller of a semaphore key must ask for the same number "
+						+ "(recorded in the table <table-name>_semaphore at the key's first use; to change it, delete "
+						+ "the key's row there while no node uses the key, or use another key)");
+			}
+		}
+	}
+
+	private @Nullable LockHandle poll(LockRequest request, LocalSemaphore local, long deadline)
+			throws InterruptedException {
+		for (int attempt = 0;; attempt++) {
+			holdBack(local.holdBackUntil, deadline);
+			if (isClosed()) {
+				return null;
+			}
+			local.freed = false;
+			LockHandle permit = tryPermits(request, local);
+			if (permit != null) {
+				return permit;
+			}
+			if (deadline - System.nanoTime() <= 0 || isClosed()) {
+				return null;
+			}
+			this.events.contended(request.key(), DbLockMode.SEMAPHORE);
+			local.polling = Thread.currentThread();
+			try {
+				if (!pause(this.settings.backoff(), attempt, deadline, () -> local.freed)) {
+					return null;
+				}
+			}
+			finally {
+				local.polling = null;
+			}
+		}
+	}
+
+	/**
+	 * One round over the permits no thread of this JVM holds, from the one after the last
+	 * taken here, so that the JVM's threads spread over them.
+	 */
+	private @Nullable LockHandle tryPermits(LockRequest request, LocalSemaphore local) throws InterruptedException {
+		int count = request.permits();
+		int start = Math.floorMod(local.next, count);
+		for (int i = 0; i < count; i++) {
+			int permit = (start + i) % count;
+			LockRequest one = new LockRequest(permitKey(request.key(), permit), Duration.ZERO, request.lease(),
+					request.renewed(), Duration.ZERO, DbLockMode.SEMAPHORE);
+			LockHandle handle = this.permits.acquire(one, false);
+			if (handle != null) {
+				local.next = permit + 1;
+				return handle;
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * Around the release of a permit, after the transaction if there is one: at the end of a
+	 * turn while a thread of this JVM waits for the key, cedes the permit if another owner
+	 * asked for it (the waiting thread then holds back); else releases it and wakes the
+	 * waiting thread.
+	 */
+	private void release(Hold hold, Runnable releaseNow) {
+		String permitKey = hold.key();
+		LocalSemaphore local = this.keys.enter(permitKey.substring(0, permitKey.lastIndexOf(PERMIT)));
+		try {
+			boolean waiting = local.polling != null || local.line.queued() > 0;
+			boolean ceded = false;
+			LockReleaseException failure = null;
+			if (!waiting) {
+				local.turnStart = System.nanoTime();
+			}
+			else if (this.permits.turn().over(local.turnStart)) {
+				local.turnStart = System.nanoTime();
+				try {
+					ceded = this.permits.turn().cedeIfWanted(hold.lease);
+				}
+				catch (LockReleaseException ex) {
+					ceded = true;
+					failure = ex;
+				}
+			}
+			try {
+				// a ceded lease is ended: its release sends no statement
+				releaseNow.run();
+			}
+			finally {
+				if (ceded) {
+					local.holdBackUntil = this.permits.turn().holdBackUntil();
+				}
+				else if (waiting) {
+					local.holdBackUntil = 0;
+					local.freed = true;
+					Thread polling = local.polling;
+					if (polling != null) {
+						LockSupport.unpark(polling);
+					}
+				}
+			}
+			if (failure != null) {
+				throw failure;
+			}
+		}
+		finally {
+			// the permit's use of the entry, and this one
+			this.keys.exit(local);
+			this.keys.exit(local);
+		}
+	}
+
+	@Override
+	public void held(List<HeldKey> held, long now) {
+		this.permits.held(held, now);
+	}
+
+	@Override
+	public void waiting(List<WaitingKey> waiting) {
+		for (LocalSemaphore local : this.keys.inUse()) {
+			add(waiting, local.key, DbLockMode.SEMAPHORE, local.line.queued());
+		}
+	}
+
+	@Override
+	protected void wakeWaiters() {
+		this.permits.refuse();
+		for (LocalSemaphore local : this.keys.inUse()) {
+			local.line.refuseWaiters();
+			Thread polling = local.polling;
+			if (polling != null) {
+				LockSupport.unpark(polling);
+			}
+		}
+	}
+
+	@Override
+	protected boolean holding() {
+		return this.permits.holding();
+	}
+
+	@Override
+	protected void endHolds() {
+		this.permits.endHolds();
+	}
+
+	@Override
+	protected void stop() {
+		this.permits.stop();
+	}
+
+	/** The threads of this JVM that use one semaphore key. */
+	static final class LocalSemaphore extends LocalKeys.Entry {
+
+		/** The threads that wait for a permit: the first asks the database. */
+		final LocalGate<Void> line = new LocalGate<>();
+
+		/** The key's number of permits, once checked; 0 before. */
+		int permits;
+
+		/** The permit to try first. */
+		volatile int next;
+
+		/** A permit of this JVM was released since the asking thread last asked. */
+		volatile boolean freed;
+
+		/** The thread asking the database between attempts. */
+		volatile @Nullable Thread polling;
+
+		/** Before this {@link System#nanoTime()} (if not 0), the asking thread does not ask. */
+		volatile long holdBackUntil;
+
+		/** When this JVM's turn at the key began. */
+		volatile long turnStart = System.nanoTime();
+
+		LocalSemaphore(String key) {
+			super(key);
+		}
+
+	}
+
+}
