@@ -370,7 +370,7 @@ class DbLockActuateAutoConfigurationTests {
 			DataSource dataSource = context.getBean(DataSource.class);
 			assertThat(endpoint.locks().migrations()).containsExactlyInAnyOrderElementsOf(flywayInfo(dataSource));
 			assertThat(endpoint.locks().migrations()).extracting(DbLockEndpoint.Migration::version)
-				.containsExactly("1", "2", "3", "4", "5", "6", "7", "8");
+				.containsExactly("1", "2", "3", "4", "5", "6", "7", "8", "9");
 			assertThat(endpoint.locks().migrations()).first()
 				.extracting(DbLockEndpoint.Migration::description)
 				.isEqualTo("create lock table");

@@ -158,6 +158,11 @@ public final class CountingLockRepository implements LockRepository {
 	}
 
 	@Override
+	public int recordPermits(String key, int permits) {
+		return this.delegate.recordPermits(key, permits);
+	}
+
+	@Override
 	public int maxKeyLength() {
 		return this.delegate.maxKeyLength();
 	}
