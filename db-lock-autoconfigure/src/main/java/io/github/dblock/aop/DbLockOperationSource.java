@@ -151,7 +151,7 @@ final class DbLockOperationSource {
 		}
 		if (!LockChecks.allowsLease(annotation.mode(), millisOrDefault(annotation.leaseMs()))
 				|| (!annotation.mode().hasLease() && annotation.minHoldMs() != 0)) {
-			throw invalid(description, "leaseMs and minHoldMs are the lease, read/write and fair modes' alone; a lock in the "
+			throw invalid(description, "leaseMs and minHoldMs are the lease, read/write, fair and semaphore modes' alone; a lock in the "
 					+ annotation.mode() + " mode has no lease", null);
 		}
 		if (!LockChecks.allowsMinimumHold(annotation.mode(), Duration.ofMillis(annotation.minHoldMs()))) {

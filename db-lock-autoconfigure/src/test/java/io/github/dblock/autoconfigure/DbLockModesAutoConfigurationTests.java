@@ -90,7 +90,7 @@ class DbLockModesAutoConfigurationTests {
 		this.contextRunner.withUserConfiguration(NamedWithLease.class).run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure()))
-				.hasMessageContaining("leaseMs and minHoldMs are the lease, read/write and fair modes' alone");
+				.hasMessageContaining("leaseMs and minHoldMs are the lease, read/write, fair and semaphore modes' alone");
 		});
 	}
 
