@@ -2,7 +2,9 @@ package io.github.dblock.engine;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.LockSupport;
 
 import io.github.dblock.DbLockException;
@@ -30,13 +32,16 @@ import org.jspecify.annotations.Nullable;
  * ({@link LocalTurn#cedeIfWanted}) and this JVM's next attempt holds back, so that the other
  * JVM gets it.</li>
  * <li>The number of permits is checked against the one recorded for the key
- * ({@link LockRepository#recordPermits}), once while a thread of this JVM uses the key.</li>
+ * ({@link LockRepository#recordPermits}), read once per key and JVM.</li>
  * </ul>
  */
 final class SemaphoreStrategy extends AbstractLockStrategy {
 
 	/** Between a semaphore's key and a permit's number, in the permit's key. */
 	static final String PERMIT = "#permit-";
+
+	/** The most keys {@link #recorded} keeps. */
+	private static final int RECORDED_KEYS = 10_000;
 
 	private final LockRepository repository;
 
@@ -48,6 +53,12 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 
 	/** The permits' leases. */
 	private final LeaseStrategy permits;
+
+	/**
+	 * The numbers of permits read or recorded for keys, so that a key used again asks the
+	 * database once per JVM; emptied when it reaches {@link #RECORDED_KEYS}.
+	 */
+	private final Map<String, Integer> recorded = new ConcurrentHashMap<>();
 
 	SemaphoreStrategy(LockRepository repository, LockEngineSettings settings, Events events, LockScheduler scheduler) {
 		this.repository = repository;
@@ -119,7 +130,14 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 							+ last + "', are longer than the " + this.repository.maxKeyLength()
 							+ " characters the lock table holds");
 				}
-				int recorded = this.repository.recordPermits(request.key(), request.permits());
+				Integer recorded = this.recorded.get(request.key());
+				if (recorded == null) {
+					recorded = this.repository.recordPermits(request.key(), request.permits());
+					if (this.recorded.size() >= RECORDED_KEYS) {
+						this.recorded.clear();
+					}
+					this.recorded.put(request.key(), recorded);
+				}
 				local.permits = recorded;
 			}
 			if (local.permits != request.permits()) {
