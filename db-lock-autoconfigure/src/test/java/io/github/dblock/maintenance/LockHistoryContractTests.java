@@ -436,6 +436,22 @@ abstract class LockHistoryContractTests {
 	}
 
 	@Test
+	void semaphorePermitsAreLoggedUnderTheirPermitKeyAndAnExpiredOneIsClosed() {
+		LockHandle stalled = this.nodeA.acquire(new LockRequest("permits", Duration.ZERO, Duration.ofMillis(300), false,
+				Duration.ZERO, DbLockMode.SEMAPHORE, 2));
+		this.history.flush();
+		Map<String, Object> row = onlyRow(stalled.key());
+		assertThat(row.get("mode")).isEqualTo("SEMAPHORE");
+		assertThat(stalled.key()).startsWith("permits#permit-");
+		LockRecovery recovery = new LockRecovery(this.nodeB, this.historyRepository, null, Duration.ofDays(7),
+				Duration.ofMinutes(1));
+		assertThat(expiredWithin(recovery, PATIENCE)).isTrue();
+		assertThat(onlyRow(stalled.key()).get("outcome")).isEqualTo("expired");
+		stalled.close();
+		recovery.stop();
+	}
+
+	@Test
 	void oneNodeAtATimeRunsTheJob() {
 		LockRecovery recoveryA = new LockRecovery(this.nodeA, this.historyRepository, Duration.ofHours(1),
 				Duration.ofDays(7), Duration.ofMinutes(1));

@@ -42,7 +42,7 @@ public final class LockHistoryStatements {
 				+ " WHERE acquired_at < ? ORDER BY id LIMIT ?) old_rows)";
 		this.latestSql = "SELECT lock_key, mode, owner, token, acquired_at, released_at, outcome FROM " + history
 				+ " ORDER BY acquired_at DESC, id DESC LIMIT ?";
-		this.holdTables = List.of(new HoldTable(table, "'LEASE'", true, null, history, dialect),
+		this.holdTables = List.of(new HoldTable(table, "'LEASE', 'SEMAPHORE'", true, null, history, dialect),
 				new HoldTable(table + "_rw", "'READ', 'WRITE'", true, table + "_rw_intents", history, dialect),
 				// a ticket has no start of its own: its holds expire, they are not freed for lasting
 				new HoldTable(table + "_fair_queue", "'FAIR'", false, null, history, dialect));
