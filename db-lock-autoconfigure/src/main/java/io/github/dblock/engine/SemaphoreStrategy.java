@@ -15,6 +15,8 @@ import io.github.dblock.LockRequest;
 import io.github.dblock.jdbc.LockRepository;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.dao.DataAccessException;
+
 /**
  * The semaphore mode ({@link DbLockMode#SEMAPHORE}): up to {@link LockRequest#permits()}
  * holders of a key at once. Each permit is a lease of the lease mode under the key
@@ -132,7 +134,14 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 				}
 				Integer recorded = this.recorded.get(request.key());
 				if (recorded == null) {
-					recorded = this.repository.recordPermits(request.key(), request.permits());
+					try {
+						recorded = this.repository.recordPermits(request.key(), request.permits());
+					}
+					catch (DataAccessException ex) {
+						throw new DbLockException("Could not read or record the number of permits of semaphore '"
+								+ request.key() + "' (table <table-name>_semaphore, migration V9): the database failed ("
+								+ ex.getMessage() + ")", ex);
+					}
 					if (this.recorded.size() >= RECORDED_KEYS) {
 						this.recorded.clear();
 					}
