@@ -47,8 +47,9 @@ public @interface DbLock {
 	 * covers them all, and a key that stays held past it releases those already taken. Keys
 	 * whose values are equal in a call are taken once. Each key has its own fencing token
 	 * ({@link LockHandle#fencingToken(String)} of the handle, and each key's handle in
-	 * {@link DbLockContext#all()}). Every mode but {@link DbLockMode#TRANSACTION} can take
-	 * part. Empty (the default): the lock has one key, {@link #key()}.
+	 * {@link DbLockContext#all()}). Every mode but {@link DbLockMode#TRANSACTION} and
+	 * {@link DbLockMode#SEMAPHORE} can take part; not with {@link #minHoldMs()}. Empty (the
+	 * default): the lock has one key, {@link #key()}.
 	 * <pre class="code">
 	 * &#64;DbLock(name = "account", keys = { "#from", "#to" })
 	 * public void transfer(long from, long to, Money amount) { ... }

@@ -17,6 +17,7 @@ import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockChecks;
+import io.github.dblock.engine.LockEngine;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -109,9 +110,9 @@ final class DbLockOperationSource {
 		if (new HashSet<>(keys).size() != keys.size()) {
 			throw invalid(description, "keys " + quoted(keys) + " names a key twice", null);
 		}
-		if (!keys.isEmpty() && annotation.mode() == DbLockMode.TRANSACTION) {
-			throw invalid(description, "keys cannot be taken together in the TRANSACTION mode: its row locks end with "
-					+ "the transaction alone, so a partial acquisition could not be given back", null);
+		if (!keys.isEmpty() && !LockEngine.takesPartInSeveralKeys(annotation.mode())) {
+			throw invalid(description, "keys cannot be taken together in the " + annotation.mode() + " mode: "
+					+ LockEngine.SEVERAL_KEYS_RULE, null);
 		}
 		if (!keys.isEmpty() && annotation.minHoldMs() != 0) {
 			throw invalid(description, "minHoldMs applies to one key; keys taken together are released together", null);

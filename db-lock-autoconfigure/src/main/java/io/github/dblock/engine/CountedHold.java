@@ -18,6 +18,9 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  */
 abstract class CountedHold implements Handle.Source {
 
+	/** Set while a failed acquisition gives back what it took: released now, not after the transaction. */
+	private static final ThreadLocal<Boolean> givingBack = new ThreadLocal<>();
+
 	private final AtomicInteger count = new AtomicInteger();
 
 	/** Counted down to zero inside a transaction: released when it completes. Guarded by this. */
@@ -47,6 +50,27 @@ abstract class CountedHold implements Handle.Source {
 			}
 		}
 		return null;
+	}
+
+	/** Whether its release waits for its transaction. */
+	private synchronized boolean isDeferred() {
+		return this.deferred;
+	}
+
+	/**
+	 * Runs {@code closes}, in which the holds whose count comes to zero are released at once
+	 * even inside a transaction, unless their release already waits for it: for what an
+	 * acquisition that failed gives back, under which the caller did no work.
+	 * @param closes closes the handles
+	 */
+	static void givingBack(Runnable closes) {
+		givingBack.set(Boolean.TRUE);
+		try {
+			closes.run();
+		}
+		finally {
+			givingBack.remove();
+		}
 	}
 
 	/** Whether its count is zero and its release waits for its transaction. */
@@ -87,7 +111,8 @@ abstract class CountedHold implements Handle.Source {
 	 */
 	void releaseAfterTransaction(Runnable release) {
 		if (TransactionSynchronizationManager.isSynchronizationActive()
-				&& TransactionSynchronizationManager.isActualTransactionActive()) {
+				&& TransactionSynchronizationManager.isActualTransactionActive()
+				&& (givingBack.get() == null || isDeferred())) {
 			if (defer()) {
 				TransactionSynchronizationManager.registerSynchronization(new AfterTransaction(this, release));
 			}

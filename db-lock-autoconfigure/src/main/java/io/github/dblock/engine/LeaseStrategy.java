@@ -109,7 +109,9 @@ final class LeaseStrategy extends AbstractLockStrategy {
 	/**
 	 * Takes a key.
 	 * @param reentrant whether a thread that holds the key takes it again; if not, such a
-	 * request returns {@code null} at once, as for a key another owner holds
+	 * request returns {@code null} at once, as for a key another owner holds, unless the
+	 * thread released it already and its release waits for the thread's transaction: then
+	 * it takes it again
 	 */
 	@Nullable LockHandle acquire(LockRequest request, boolean reentrant) throws InterruptedException {
 		String key = request.key();
@@ -121,7 +123,7 @@ final class LeaseStrategy extends AbstractLockStrategy {
 			refuseIfClosed(key);
 			Hold current = local.hold;
 			if (current != null && current.thread == Thread.currentThread() && current.isActive()) {
-				if (!reentrant) {
+				if (!reentrant && !current.isDeferredOnly()) {
 					return null;
 				}
 				LockHandle again = reenter(current, request);

@@ -279,14 +279,16 @@ public final class LockEngine implements AutoCloseable {
 	 * Acquires several keys, all or none: each by its request, in the order of their keys
 	 * (so that callers naming the same keys in any order never wait for each other in a
 	 * circle), within one wait, that of the first request. Keys named twice are taken once.
-	 * When a key stays held past the wait, or a failure ends the call, the keys already
-	 * taken are released before it returns.
-	 * @param requests one request per key, none in the transaction mode (whose locks end with
-	 * the transaction alone)
+	 * Every request is checked before any key is taken. When a key stays held past the wait,
+	 * or a failure ends the call, the keys already taken are released before it returns, at
+	 * once even inside a transaction (the caller did no work under them).
+	 * @param requests one request per key, in a mode that {@link #takesPartInSeveralKeys takes
+	 * part}: not the transaction mode (whose locks end with the transaction alone) nor the
+	 * semaphore mode
 	 * @return one handle holding every key, to be closed to release them all
 	 * @throws LockAcquisitionException naming the key that stayed held for the whole wait
-	 * @throws DbLockException for no request, a request in the transaction mode, a database
-	 * failure or an interrupt (the thread's interrupt flag is then set again)
+	 * @throws DbLockException for no request, a request in a mode that does not take part, an
+	 * invalid key, a database failure or an interrupt (the thread's interrupt flag is then set again)
 	 */
 	public LockHandle acquireAll(List<LockRequest> requests) {
 		long start = System.nanoTime();
@@ -298,8 +300,10 @@ public final class LockEngine implements AutoCloseable {
 				Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
 				LockHandle handle = acquireInterruptibly(request.withWait(left));
 				if (handle == null) {
-					MultiKeyHandle.closeAll(taken);
-					throw new LockAcquisitionException(request.key(), Duration.ofNanos(System.nanoTime() - start));
+					LockAcquisitionException timedOut = new LockAcquisitionException(request.key(),
+							Duration.ofNanos(System.nanoTime() - start));
+					giveBack(taken, timedOut);
+					throw timedOut;
 				}
 				taken.add(handle);
 			}
@@ -308,46 +312,67 @@ public final class LockEngine implements AutoCloseable {
 			Thread.currentThread().interrupt();
 			DbLockException interrupted = new DbLockException(
 					"Interrupted while waiting for locks " + keys(ordered), ex);
-			closeAfter(taken, interrupted);
+			giveBack(taken, interrupted);
 			throw interrupted;
 		}
 		catch (LockAcquisitionException ex) {
 			throw ex;
 		}
 		catch (RuntimeException | Error ex) {
-			closeAfter(taken, ex);
+			giveBack(taken, ex);
 			throw ex;
 		}
 		return new MultiKeyHandle(taken);
 	}
 
-	private static List<LockRequest> ordered(List<LockRequest> requests) {
+	private List<LockRequest> ordered(List<LockRequest> requests) {
 		if (requests.isEmpty()) {
 			throw new DbLockException("Acquiring several keys at once needs at least one key");
 		}
 		Map<String, LockRequest> byKey = new TreeMap<>();
 		for (LockRequest request : requests) {
-			if (request.mode() == DbLockMode.TRANSACTION) {
-				throw new DbLockException("Lock '" + request.key() + "' cannot be taken with other keys in the TRANSACTION "
-						+ "mode: its row lock ends with the transaction alone, so a partial acquisition could not be given "
-						+ "back; use the lease mode");
+			if (!takesPartInSeveralKeys(request.mode())) {
+				throw new DbLockException("Lock '" + request.key() + "' cannot be taken with other keys in the "
+						+ request.mode() + " mode: " + SEVERAL_KEYS_RULE);
 			}
+			// every key is checked before any is taken
+			checkRequest(request);
 			byKey.putIfAbsent(request.key(), request);
 		}
 		return new ArrayList<>(byKey.values());
+	}
+
+	/** Which modes {@link #acquireAll} takes, for messages. */
+	public static final String SEVERAL_KEYS_RULE = "several keys are taken together in every mode but TRANSACTION (whose "
+			+ "row locks end with the transaction alone, so that a partial acquisition could not be given back) and "
+			+ "SEMAPHORE (whose permits have keys of their own)";
+
+	/**
+	 * Whether keys of a mode can be taken together ({@link #acquireAll}).
+	 * @param mode the mode
+	 * @return whether they can
+	 */
+	public static boolean takesPartInSeveralKeys(DbLockMode mode) {
+		return mode != DbLockMode.TRANSACTION && mode != DbLockMode.SEMAPHORE;
 	}
 
 	private static List<String> keys(List<LockRequest> requests) {
 		return requests.stream().map(LockRequest::key).toList();
 	}
 
-	private static void closeAfter(List<LockHandle> taken, Throwable failure) {
-		try {
-			MultiKeyHandle.closeAll(taken);
-		}
-		catch (RuntimeException ex) {
-			failure.addSuppressed(ex);
-		}
+	/**
+	 * Gives back the keys a failed acquisition took, at once even inside a transaction
+	 * (the caller did no work under them); a release that fails is added to the failure.
+	 */
+	private static void giveBack(List<LockHandle> taken, Throwable failure) {
+		CountedHold.givingBack(() -> {
+			try {
+				MultiKeyHandle.closeAll(taken);
+			}
+			catch (RuntimeException ex) {
+				failure.addSuppressed(ex);
+			}
+		});
 	}
 
 	/**
@@ -387,11 +412,7 @@ public final class LockEngine implements AutoCloseable {
 	}
 
 	private @Nullable LockHandle acquireNow(LockRequest request) throws InterruptedException {
-		checkKey(request.key());
-		if (request.mode() == DbLockMode.LEASE && isPermitKey(request.key())) {
-			throw new DbLockException("Lock key '" + request.key() + "' ends like the key of a semaphore's permit ('<key>"
-					+ SemaphoreStrategy.PERMIT + "<n>'), which the semaphore mode keeps in the lock table: use another key");
-		}
+		checkRequest(request);
 		refuseIfClosed(request.key());
 		LockStrategy strategy = this.strategies.get(request.mode());
 		if (strategy == null) {
@@ -411,6 +432,14 @@ public final class LockEngine implements AutoCloseable {
 		if (key.length() > this.repository.maxKeyLength()) {
 			throw new DbLockException("Lock key is " + key.length() + " characters long, the lock table holds at most "
 					+ this.repository.maxKeyLength() + ": '" + key.substring(0, 40) + "...'");
+		}
+	}
+
+	private void checkRequest(LockRequest request) {
+		checkKey(request.key());
+		if (request.mode() == DbLockMode.LEASE && isPermitKey(request.key())) {
+			throw new DbLockException("Lock key '" + request.key() + "' ends like the key of a semaphore's permit ('<key>"
+					+ SemaphoreStrategy.PERMIT + "<n>'), which the semaphore mode keeps in the lock table: use another key");
 		}
 	}
 

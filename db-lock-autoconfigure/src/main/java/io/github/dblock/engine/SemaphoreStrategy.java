@@ -97,7 +97,7 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 		boolean kept = false;
 		try {
 			refuseIfClosed(key);
-			checkPermits(local, request);
+			checkPermits(request);
 			LocalGate.Passage<Void> passage = local.line.enter(request.waitTime().toNanos());
 			if (passage == null) {
 				refuseIfClosed(key);
@@ -122,43 +122,52 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 		}
 	}
 
-	/** Checks the number of permits against this JVM's and the recorded one. */
-	private void checkPermits(LocalSemaphore local, LockRequest request) {
-		synchronized (local) {
-			if (local.permits == 0) {
-				String last = permitKey(request.key(), request.permits() - 1);
-				if (last.length() > this.repository.maxKeyLength()) {
-					throw new DbLockException("Semaphore key '" + request.key() + "' is too long: its permits' keys, such as '"
-							+ last + "', are longer than the " + this.repository.maxKeyLength()
-							+ " characters the lock table holds");
-				}
-				Integer recorded = this.recorded.get(request.key());
-				if (recorded == null) {
-					try {
-						recorded = this.repository.recordPermits(request.key(), request.permits());
-					}
-					catch (DataAccessException ex) {
-						throw new DbLockException("Could not read or record the number of permits of semaphore '"
-								+ request.key() + "' (table <table-name>_semaphore, migration V9): the database failed ("
-								+ ex.getMessage() + ")", ex);
-					}
-					if (this.recorded.size() >= RECORDED_KEYS) {
-						this.recorded.clear();
-					}
-					this.recorded.put(request.key(), recorded);
-				}
-				local.permits = recorded;
+	/**
+	 * Checks the number of permits against the one recorded for the key, read once per key
+	 * and JVM (outside any monitor: threads that read it at once each send the statements,
+	 * which agree).
+	 */
+	private void checkPermits(LockRequest request) {
+		Integer recorded = this.recorded.get(request.key());
+		if (recorded == null) {
+			String last = permitKey(request.key(), request.permits() - 1);
+			if (last.length() > this.repository.maxKeyLength()) {
+				throw new DbLockException("Semaphore key '" + request.key() + "' is too long: its permits' keys, such as '"
+						+ last + "', are longer than the " + this.repository.maxKeyLength()
+						+ " characters the lock table holds");
 			}
-			if (local.permits != request.permits()) {
-				throw new DbLockException("Semaphore '" + request.key() + "' has " + local.permits + " permits, "
-						+ "not " + request.permits() + ": every caller of a semaphore key must ask for the same number "
-						+ "(recorded in the table <table-name>_semaphore at the key's first use; to change it, delete "
-						+ "the key's row there while no node uses the key, or use another key)");
+			try {
+				recorded = this.repository.recordPermits(request.key(), request.permits());
 			}
+			catch (DataAccessException ex) {
+				throw new DbLockException("Could not read or record the number of permits of semaphore '" + request.key()
+						+ "' (table <table-name>_semaphore, migration V9): the database failed (" + ex.getMessage() + ")", ex);
+			}
+			if (this.recorded.size() >= RECORDED_KEYS) {
+				this.recorded.clear();
+			}
+			this.recorded.put(request.key(), recorded);
+		}
+		if (recorded != request.permits()) {
+			throw new DbLockException("Semaphore '" + request.key() + "' has " + recorded + " permits, not "
+					+ request.permits() + ": every caller of a semaphore key must ask for the same number (recorded in the "
+					+ "table <table-name>_semaphore at the key's first use and read once per key by each node; to change "
+					+ "it, stop the nodes that use the key and delete its row there, or use another key)");
 		}
 	}
 
 	private @Nullable LockHandle poll(LockRequest request, LocalSemaphore local, long deadline)
+			throws InterruptedException {
+		local.asking = Thread.currentThread();
+		try {
+			return pollAsking(request, local, deadline);
+		}
+		finally {
+			local.asking = null;
+		}
+	}
+
+	private @Nullable LockHandle pollAsking(LockRequest request, LocalSemaphore local, long deadline)
 			throws InterruptedException {
 		for (int attempt = 0;; attempt++) {
 			holdBack(local.holdBackUntil, deadline);
@@ -194,6 +203,10 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 		int count = request.permits();
 		int start = Math.floorMod(local.next, count);
 		for (int i = 0; i < count; i++) {
+			if (local.holdingBack()) {
+				// a permit was ceded to another JVM meanwhile: it goes first
+				return null;
+			}
 			int permit = (start + i) % count;
 			LockRequest one = new LockRequest(permitKey(request.key(), permit), Duration.ZERO, request.lease(),
 					request.renewed(), Duration.ZERO, DbLockMode.SEMAPHORE);
@@ -216,7 +229,7 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 		String permitKey = hold.key();
 		LocalSemaphore local = this.keys.enter(permitKey.substring(0, permitKey.lastIndexOf(PERMIT)));
 		try {
-			boolean waiting = local.polling != null || local.line.queued() > 0;
+			boolean waiting = local.asking != null || local.line.queued() > 0;
 			boolean ceded = false;
 			LockReleaseException failure = null;
 			if (!waiting) {
@@ -240,8 +253,8 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 				if (ceded) {
 					local.holdBackUntil = this.permits.turn().holdBackUntil();
 				}
-				else if (waiting) {
-					local.holdBackUntil = 0;
+				else if (!local.holdingBack()) {
+					// also when no thread was seen asking: one may be in its round of attempts
 					local.freed = true;
 					Thread polling = local.polling;
 					if (polling != null) {
@@ -305,16 +318,16 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 		/** The threads that wait for a permit: the first asks the database. */
 		final LocalGate<Void> line = new LocalGate<>();
 
-		/** The key's number of permits, once checked; 0 before. */
-		int permits;
-
 		/** The permit to try first. */
 		volatile int next;
 
 		/** A permit of this JVM was released since the asking thread last asked. */
 		volatile boolean freed;
 
-		/** The thread asking the database between attempts. */
+		/** The thread that asks the database, from its first attempt to its last. */
+		volatile @Nullable Thread asking;
+
+		/** The asking thread while it pauses between attempts. */
 		volatile @Nullable Thread polling;
 
 		/** Before this {@link System#nanoTime()} (if not 0), the asking thread does not ask. */
@@ -325,6 +338,12 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 
 		LocalSemaphore(String key) {
 			super(key);
+		}
+
+		/** Whether this JVM holds back after a cede, now. */
+		boolean holdingBack() {
+			long until = this.holdBackUntil;
+			return until != 0 && until - System.nanoTime() > 0;
 		}
 
 	}

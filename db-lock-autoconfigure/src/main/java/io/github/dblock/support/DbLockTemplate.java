@@ -298,8 +298,8 @@ public class DbLockTemplate {
 	 * Acquires several keys at once in a mode, all or none; see
 	 * {@link #acquireAll(Collection, Duration)}. Every mode but the transaction mode (whose
 	 * row locks end with the transaction alone, so that a partial acquisition could not be
-	 * given back) can take part; in the semaphore mode each key gives one permit of a
-	 * semaphore of one permit.
+	 * given back) and the semaphore mode (whose permits have keys of their own) can take
+	 * part ({@link LockEngine#takesPartInSeveralKeys}).
 	 * @param mode how each key is held
 	 * @param keys the keys, without the prefix, at least one
 	 * @param wait how long to wait for all of them; {@code null} for the default
@@ -307,8 +307,8 @@ public class DbLockTemplate {
 	 * held (only {@code null} in a mode without a lease)
 	 * @return one handle that holds every key
 	 * @throws LockAcquisitionException naming a key that stayed held for the whole wait
-	 * @throws DbLockException for no key, a blank one, the transaction mode or a lease in a
-	 * mode that has none
+	 * @throws DbLockException for no key, a blank one, a mode that does not take part or a
+	 * lease in a mode that has none
 	 */
 	public LockHandle acquireAll(DbLockMode mode, Collection<String> keys, @Nullable Duration wait,
 			@Nullable Duration lease) {

@@ -91,6 +91,11 @@ class DbLockSemaphoreAndKeysAutoConfigurationTests {
 	}
 
 	@Test
+	void keysInTheSemaphoreModeFailStartUp() {
+		assertStartUpFails(SemaphoreKeys.class, "keys cannot be taken together in the SEMAPHORE mode");
+	}
+
+	@Test
 	void noPermitFailsStartUp() {
 		assertStartUpFails(NoPermit.class, "permits must be at least 1, got 0");
 	}
@@ -230,6 +235,22 @@ class DbLockSemaphoreAndKeysAutoConfigurationTests {
 			return new Object() {
 
 				@DbLock(mode = DbLockMode.TRANSACTION, keys = { "#p0", "#p1" })
+				public void run(long a, long b) {
+				}
+
+			};
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class SemaphoreKeys {
+
+		@Bean
+		Object semaphoreKeys() {
+			return new Object() {
+
+				@DbLock(mode = DbLockMode.SEMAPHORE, keys = { "#p0", "#p1" }, permits = 3)
 				public void run(long a, long b) {
 				}
 

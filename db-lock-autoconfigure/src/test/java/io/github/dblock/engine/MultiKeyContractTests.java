@@ -3,6 +3,7 @@ package io.github.dblock.engine;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
@@ -26,6 +27,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -132,6 +135,49 @@ abstract class MultiKeyContractTests {
 			assertThat(rowExists("m-3")).isFalse();
 			assertThat(DbLockContext.all()).containsExactly(other);
 		}
+	}
+
+	@Test
+	void keysGivenBackInsideATransactionAreFreeBeforeItsCommit() {
+		TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
+		try (LockHandle other = this.nodeB.acquire(LockRequest.of("tx-2", LONG_WAIT, LEASE))) {
+			transactions.executeWithoutResult((status) -> {
+				assertThatExceptionOfType(LockAcquisitionException.class)
+					.isThrownBy(() -> this.nodeA.acquireAll(requests(Duration.ofMillis(200), "tx-1", "tx-2")));
+				// nothing was done under tx-1: it is free now, not at the commit
+				assertThat(rowExists("tx-1")).isFalse();
+				Optional<LockHandle> free = this.nodeB.tryAcquire(LockRequest.of("tx-1", Duration.ZERO, LEASE));
+				assertThat(free).isPresent();
+				free.get().close();
+			});
+		}
+	}
+
+	@Test
+	void aKeyTheThreadReleasedInItsTransactionStaysTakenUntilTheCommitWhenAFailedCallTookItAgain() {
+		TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
+		try (LockHandle other = this.nodeB.acquire(LockRequest.of("w-2", LONG_WAIT, LEASE))) {
+			transactions.executeWithoutResult((status) -> {
+				// work under w-1, released at the commit
+				this.nodeA.acquire(LockRequest.of("w-1", LONG_WAIT, LEASE)).close();
+				assertThatExceptionOfType(LockAcquisitionException.class)
+					.isThrownBy(() -> this.nodeA.acquireAll(requests(Duration.ofMillis(200), "w-1", "w-2")));
+				assertThat(rowExists("w-1")).isTrue();
+			});
+		}
+		assertThat(rowExists("w-1")).isFalse();
+	}
+
+	@Test
+	void everyKeyIsCheckedBeforeAnyIsTaken() {
+		assertThatExceptionOfType(DbLockException.class)
+			.isThrownBy(() -> this.nodeA.acquireAll(requests(LONG_WAIT, "c-1", "c-2#permit-0")))
+			.withMessageContaining("semaphore's permit");
+		assertThat(rowExists("c-1")).isFalse();
+		assertThatExceptionOfType(DbLockException.class)
+			.isThrownBy(() -> this.nodeA.acquireAll(List.of(new LockRequest("s", LONG_WAIT, LEASE, true, Duration.ZERO,
+					DbLockMode.SEMAPHORE, 2))))
+			.withMessageContaining("SEMAPHORE");
 	}
 
 	@Test

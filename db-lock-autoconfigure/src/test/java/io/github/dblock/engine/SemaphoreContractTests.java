@@ -12,6 +12,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -248,6 +249,65 @@ abstract class SemaphoreContractTests {
 		Optional<LockHandle> after = this.nodeB.tryAcquire(permit("deferred", 1, Duration.ZERO));
 		assertThat(after).isPresent();
 		after.get().close();
+	}
+
+	@Test
+	void aPermitReleasedInsideATransactionIsTheOneItsThreadTakesAgainThere() {
+		TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
+		transactions.executeWithoutResult((status) -> {
+			for (int i = 0; i < 3; i++) {
+				// one permit, released at the commit: this thread takes it again, no other thread could
+				LockHandle handle = this.nodeA.acquire(permit("batch", 1, Duration.ofMillis(200)));
+				assertThat(handle.key()).isEqualTo("batch#permit-0");
+				handle.close();
+			}
+			assertThat(this.nodeB.tryAcquire(permit("batch", 1, Duration.ZERO))).isEmpty();
+		});
+		Optional<LockHandle> after = this.nodeB.tryAcquire(permit("batch", 1, Duration.ZERO));
+		assertThat(after).isPresent();
+		after.get().close();
+	}
+
+	@Test
+	void anEngineWhoseThreadsKeepEveryPermitBusyLetsAnotherEnginesWaiterIn() throws Exception {
+		// two permits, six threads of node A taking them in turn without a pause; node B's
+		// caller must get one within its wait: at the end of A's turn a permit B asked for
+		// is ceded, and A holds back, whichever of A's permits is released next
+		LockEngine busy = new LockEngine(this.leases,
+				LockEngineSettings.of(new Backoff(Duration.ofMillis(2), Duration.ofMillis(50)))
+					.withLocalTurn(Duration.ofMillis(100)));
+		AtomicBoolean stop = new AtomicBoolean();
+		ExecutorService pool = Executors.newFixedThreadPool(6);
+		try {
+			List<Future<Integer>> threads = new ArrayList<>();
+			for (int t = 0; t < 6; t++) {
+				threads.add(pool.submit(() -> {
+					int cycles = 0;
+					while (!stop.get()) {
+						try (LockHandle handle = busy.acquire(permit("busy", 2, LONG_WAIT))) {
+							LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+						}
+						cycles++;
+					}
+					return cycles;
+				}));
+			}
+			await().atMost(Duration.ofSeconds(30)).until(() -> !busy.waiting().isEmpty());
+			for (int i = 0; i < 5; i++) {
+				try (LockHandle handle = this.nodeB.acquire(permit("busy", 2, Duration.ofSeconds(10)))) {
+					assertThat(handle.isHeld()).isTrue();
+				}
+			}
+			stop.set(true);
+			for (Future<Integer> thread : threads) {
+				assertThat(thread.get(60, TimeUnit.SECONDS)).isPositive();
+			}
+		}
+		finally {
+			stop.set(true);
+			pool.shutdownNow();
+			busy.close();
+		}
 	}
 
 	@Test
