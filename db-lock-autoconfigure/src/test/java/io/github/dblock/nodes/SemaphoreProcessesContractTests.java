@@ -46,7 +46,7 @@ abstract class SemaphoreProcessesContractTests {
 	private static final int THREADS = 4;
 
 	/** How long the semaphore's nodes take permits. */
-	private static final long SEMAPHORE_MILLIS = 15_000;
+	private static final long SEMAPHORE_MILLIS = 10_000;
 
 	private static final int ACCOUNTS = 5;
 
@@ -57,7 +57,7 @@ abstract class SemaphoreProcessesContractTests {
 	private static final int TRANSFER_THREADS = 8;
 
 	/** How long the transfer nodes move amounts. */
-	private static final long TRANSFER_MILLIS = 15_000;
+	private static final long TRANSFER_MILLIS = 10_000;
 
 	private static final String SEMAPHORES = TestDatabase.TABLE + "_semaphore";
 
