@@ -1,0 +1,162 @@
+package io.github.dblock.benchmarks;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+
+/**
+ * What the one-thread side-by-side measurements share ({@link GuardCost},
+ * {@link BeyondOneHolderCost}): the databases and settings from the environment, a small
+ * pool per database, and variants of a cycle measured in alternating rounds, so that the
+ * machine's load falls on each alike.
+ * <p>
+ * {@code DB_LOCK_BENCH_MARIADB_URL} (default the local MariaDB's {@code test}),
+ * {@code DB_LOCK_BENCH_POSTGRESQL_URL} (the local PostgreSQL's {@code test}; an empty value
+ * skips a database), users {@code root} and {@code postgres}, empty passwords;
+ * {@code DB_LOCK_BENCH_ROUNDS} (5) rounds of {@code DB_LOCK_BENCH_MEASURE_SECONDS} (5, split
+ * over the rounds) per variant.
+ */
+final class OneThreadRounds {
+
+	private final int rounds;
+
+	private final Duration measure;
+
+	private OneThreadRounds(int rounds, Duration measure) {
+		this.rounds = rounds;
+		this.measure = measure;
+	}
+
+	/** The rounds the environment asks for. */
+	static OneThreadRounds fromEnvironment() {
+		Map<String, String> env = System.getenv();
+		return new OneThreadRounds(Integer.parseInt(env.getOrDefault("DB_LOCK_BENCH_ROUNDS", "5")),
+				Duration.ofMillis((long) (Double.parseDouble(env.getOrDefault("DB_LOCK_BENCH_MEASURE_SECONDS", "5")) * 1000)));
+	}
+
+	/** The databases to measure: name, JDBC URL, user; those whose URL is empty left out. */
+	static List<String[]> databases() {
+		Map<String, String> env = System.getenv();
+		List<String[]> databases = new ArrayList<>();
+		String mariadb = env.getOrDefault("DB_LOCK_BENCH_MARIADB_URL", "jdbc:mariadb://127.0.0.1:3306/test");
+		String postgresql = env.getOrDefault("DB_LOCK_BENCH_POSTGRESQL_URL", "jdbc:postgresql://127.0.0.1:5432/test");
+		if (!mariadb.isEmpty()) {
+			databases.add(new String[] { "MariaDB", mariadb, "root" });
+		}
+		if (!postgresql.isEmpty()) {
+			databases.add(new String[] { "PostgreSQL", postgresql, "postgres" });
+		}
+		return databases;
+	}
+
+	/** A pool of four connections. */
+	static HikariDataSource dataSource(String url, String user) {
+		HikariConfig config = new HikariConfig();
+		config.setJdbcUrl(url);
+		config.setUsername(user);
+		config.setPassword("");
+		config.setMaximumPoolSize(4);
+		return new HikariDataSource(config);
+	}
+
+	/** The rounds and their length, for the report's header. */
+	String describe() {
+		return this.rounds + " rounds of " + this.measure.dividedBy(this.rounds).toMillis()
+				+ " ms per variant, alternating";
+	}
+
+	/** Warms each variant up, then measures them in alternating rounds. */
+	void measure(List<Variant> variants) throws Exception {
+		for (Variant variant : variants) {
+			variant.round(Duration.ofMillis(1500), null);
+		}
+		Duration round = this.measure.dividedBy(this.rounds);
+		for (int i = 0; i < this.rounds; i++) {
+			for (Variant variant : variants) {
+				List<Long> latencies = new ArrayList<>();
+				variant.rates.add(variant.round(round, latencies));
+				variant.latencies.addAll(latencies);
+			}
+		}
+	}
+
+	/** Writes a report to the results directory and prints it. */
+	static void write(String[] args, String file, CharSequence report) throws IOException {
+		Path results = Path.of(args.length > 0 ? args[0] : "results");
+		Files.createDirectories(results);
+		Files.writeString(results.resolve(file), report);
+		System.out.println(report);
+	}
+
+	static String loadAverage() {
+		try {
+			return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
+		}
+		catch (IOException ex) {
+			return "unknown";
+		}
+	}
+
+	/** One cycle of a variant, given its sequence number. */
+	@FunctionalInterface
+	interface Cycle {
+
+		void run(long sequence) throws Exception;
+
+	}
+
+	/** One way of running a cycle, and what its rounds measured. */
+	static final class Variant {
+
+		final String name;
+
+		private final Cycle cycle;
+
+		private final List<Double> rates = new ArrayList<>();
+
+		private final List<Long> latencies = new ArrayList<>();
+
+		private long sequence;
+
+		Variant(String name, Cycle cycle) {
+			this.name = name;
+			this.cycle = cycle;
+		}
+
+		private double round(Duration length, List<Long> latencies) throws Exception {
+			long end = System.nanoTime() + length.toNanos();
+			long cycles = 0;
+			long start = System.nanoTime();
+			while (System.nanoTime() - end < 0) {
+				long cycleStart = System.nanoTime();
+				this.cycle.run(this.sequence++);
+				if (latencies != null) {
+					latencies.add(System.nanoTime() - cycleStart);
+				}
+				cycles++;
+			}
+			return cycles / ((System.nanoTime() - start) / 1e9);
+		}
+
+		/** The median of its rounds' cycles per second. */
+		double median() {
+			double[] sorted = this.rates.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+			return sorted[sorted.length / 2];
+		}
+
+		/** The median cycle's time, in milliseconds. */
+		double p50Millis() {
+			long[] sorted = this.latencies.stream().mapToLong(Long::longValue).sorted().toArray();
+			return (sorted.length == 0) ? 0 : sorted[sorted.length / 2] / 1e6;
+		}
+
+	}
+
+}
