@@ -79,6 +79,20 @@ public final class LockChecks {
 		return mode == DbLockMode.LEASE || minimumHold.isZero();
 	}
 
+	/** What {@link #allowsSeveralKeys} allows, for messages. */
+	public static final String SEVERAL_KEYS_RULE = "several keys are taken together in every mode but TRANSACTION (whose "
+			+ "row locks end with the transaction alone, so that a partial acquisition could not be given back) and "
+			+ "SEMAPHORE (whose permits have keys of their own)";
+
+	/**
+	 * Whether keys of a mode can be taken together, all or none.
+	 * @param mode the mode
+	 * @return whether they can
+	 */
+	public static boolean allowsSeveralKeys(DbLockMode mode) {
+		return mode != DbLockMode.TRANSACTION && mode != DbLockMode.SEMAPHORE;
+	}
+
 	/** What {@link #allowsPermits} allows, for messages. */
 	public static final String PERMITS_RULE = "a semaphore has at least 1 permit, and every other mode exactly 1";
 

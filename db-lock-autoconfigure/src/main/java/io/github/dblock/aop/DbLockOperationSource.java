@@ -17,7 +17,6 @@ import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockAcquisitionException;
 import io.github.dblock.LockChecks;
-import io.github.dblock.engine.LockEngine;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -110,9 +109,9 @@ final class DbLockOperationSource {
 		if (new HashSet<>(keys).size() != keys.size()) {
 			throw invalid(description, "keys " + quoted(keys) + " names a key twice", null);
 		}
-		if (!keys.isEmpty() && !LockEngine.takesPartInSeveralKeys(annotation.mode())) {
+		if (!keys.isEmpty() && !LockChecks.allowsSeveralKeys(annotation.mode())) {
 			throw invalid(description, "keys cannot be taken together in the " + annotation.mode() + " mode: "
-					+ LockEngine.SEVERAL_KEYS_RULE, null);
+					+ LockChecks.SEVERAL_KEYS_RULE, null);
 		}
 		if (!keys.isEmpty() && annotation.minHoldMs() != 0) {
 			throw invalid(description, "minHoldMs applies to one key; keys taken together are released together", null);

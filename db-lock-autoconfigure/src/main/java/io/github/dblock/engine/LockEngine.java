@@ -8,7 +8,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
 
 import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
@@ -282,97 +281,25 @@ public final class LockEngine implements AutoCloseable {
 	 * Every request is checked before any key is taken. When a key stays held past the wait,
 	 * or a failure ends the call, the keys already taken are released before it returns, at
 	 * once even inside a transaction (the caller did no work under them).
-	 * @param requests one request per key, in a mode that {@link #takesPartInSeveralKeys takes
-	 * part}: not the transaction mode (whose locks end with the transaction alone) nor the
-	 * semaphore mode
+	 * @param requests one request per key, in a mode that
+	 * {@link LockChecks#allowsSeveralKeys takes part}: not the transaction mode (whose locks
+	 * end with the transaction alone) nor the semaphore mode
 	 * @return one handle holding every key, to be closed to release them all
 	 * @throws LockAcquisitionException naming the key that stayed held for the whole wait
 	 * @throws DbLockException for no request, a request in a mode that does not take part, an
-	 * invalid key, a database failure or an interrupt (the thread's interrupt flag is then set again)
+	 * invalid key, a database failure or an interrupt (the thread's interrupt flag is then set
+	 * again)
 	 */
 	public LockHandle acquireAll(List<LockRequest> requests) {
-		long start = System.nanoTime();
-		List<LockRequest> ordered = ordered(requests);
-		long deadline = start + requests.get(0).waitTime().toNanos();
-		List<LockHandle> taken = new ArrayList<>(ordered.size());
-		try {
-			for (LockRequest request : ordered) {
-				Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-				LockHandle handle = acquireInterruptibly(request.withWait(left));
-				if (handle == null) {
-					LockAcquisitionException timedOut = new LockAcquisitionException(request.key(),
-							Duration.ofNanos(System.nanoTime() - start));
-					giveBack(taken, timedOut);
-					throw timedOut;
-				}
-				taken.add(handle);
-			}
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			DbLockException interrupted = new DbLockException(
-					"Interrupted while waiting for locks " + keys(ordered), ex);
-			giveBack(taken, interrupted);
-			throw interrupted;
-		}
-		catch (LockAcquisitionException ex) {
-			throw ex;
-		}
-		catch (RuntimeException | Error ex) {
-			giveBack(taken, ex);
-			throw ex;
-		}
-		return new MultiKeyHandle(taken);
-	}
-
-	private List<LockRequest> ordered(List<LockRequest> requests) {
-		if (requests.isEmpty()) {
-			throw new DbLockException("Acquiring several keys at once needs at least one key");
-		}
-		Map<String, LockRequest> byKey = new TreeMap<>();
 		for (LockRequest request : requests) {
-			if (!takesPartInSeveralKeys(request.mode())) {
+			if (!LockChecks.allowsSeveralKeys(request.mode())) {
 				throw new DbLockException("Lock '" + request.key() + "' cannot be taken with other keys in the "
-						+ request.mode() + " mode: " + SEVERAL_KEYS_RULE);
+						+ request.mode() + " mode: " + LockChecks.SEVERAL_KEYS_RULE);
 			}
 			// every key is checked before any is taken
 			checkRequest(request);
-			byKey.putIfAbsent(request.key(), request);
 		}
-		return new ArrayList<>(byKey.values());
-	}
-
-	/** Which modes {@link #acquireAll} takes, for messages. */
-	public static final String SEVERAL_KEYS_RULE = "several keys are taken together in every mode but TRANSACTION (whose "
-			+ "row locks end with the transaction alone, so that a partial acquisition could not be given back) and "
-			+ "SEMAPHORE (whose permits have keys of their own)";
-
-	/**
-	 * Whether keys of a mode can be taken together ({@link #acquireAll}).
-	 * @param mode the mode
-	 * @return whether they can
-	 */
-	public static boolean takesPartInSeveralKeys(DbLockMode mode) {
-		return mode != DbLockMode.TRANSACTION && mode != DbLockMode.SEMAPHORE;
-	}
-
-	private static List<String> keys(List<LockRequest> requests) {
-		return requests.stream().map(LockRequest::key).toList();
-	}
-
-	/**
-	 * Gives back the keys a failed acquisition took, at once even inside a transaction
-	 * (the caller did no work under them); a release that fails is added to the failure.
-	 */
-	private static void giveBack(List<LockHandle> taken, Throwable failure) {
-		CountedHold.givingBack(() -> {
-			try {
-				MultiKeyHandle.closeAll(taken);
-			}
-			catch (RuntimeException ex) {
-				failure.addSuppressed(ex);
-			}
-		});
+		return SeveralKeys.acquire(requests, this::acquireInterruptibly);
 	}
 
 	/**
@@ -437,23 +364,9 @@ public final class LockEngine implements AutoCloseable {
 
 	private void checkRequest(LockRequest request) {
 		checkKey(request.key());
-		if (request.mode() == DbLockMode.LEASE && isPermitKey(request.key())) {
-			throw new DbLockException("Lock key '" + request.key() + "' ends like the key of a semaphore's permit ('<key>"
-					+ SemaphoreStrategy.PERMIT + "<n>'), which the semaphore mode keeps in the lock table: use another key");
+		if (request.mode() == DbLockMode.LEASE) {
+			SemaphoreStrategy.checkNotPermitKey(request.key());
 		}
-	}
-
-	private static boolean isPermitKey(String key) {
-		int at = key.lastIndexOf(SemaphoreStrategy.PERMIT);
-		if (at < 0 || at + SemaphoreStrategy.PERMIT.length() == key.length()) {
-			return false;
-		}
-		for (int i = at + SemaphoreStrategy.PERMIT.length(); i < key.length(); i++) {
-			if (!Character.isDigit(key.charAt(i))) {
-				return false;
-			}
-		}
-		return true;
 	}
 
 	private void refuseIfClosed(String key) {

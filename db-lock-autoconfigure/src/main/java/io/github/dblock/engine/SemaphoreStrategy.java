@@ -89,6 +89,27 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 		return key + PERMIT + permit;
 	}
 
+	/**
+	 * Refuses a key of another mode shaped like a permit's, {@code <key>#permit-<digits>}:
+	 * it would be that permit, in the same table.
+	 * @param key the stored key
+	 * @throws DbLockException if it is shaped so
+	 */
+	static void checkNotPermitKey(String key) {
+		int at = key.lastIndexOf(PERMIT);
+		int digits = at + PERMIT.length();
+		if (at < 0 || digits == key.length()) {
+			return;
+		}
+		for (int i = digits; i < key.length(); i++) {
+			if (!Character.isDigit(key.charAt(i))) {
+				return;
+			}
+		}
+		throw new DbLockException("Lock key '" + key + "' ends like the key of a semaphore's permit ('<key>" + PERMIT
+				+ "<n>'), which the semaphore mode keeps in the lock table: use another key");
+	}
+
 	@Override
 	public @Nullable LockHandle acquire(LockRequest request) throws InterruptedException {
 		String key = request.key();

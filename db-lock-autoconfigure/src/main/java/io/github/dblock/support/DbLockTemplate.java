@@ -299,7 +299,7 @@ public class DbLockTemplate {
 	 * {@link #acquireAll(Collection, Duration)}. Every mode but the transaction mode (whose
 	 * row locks end with the transaction alone, so that a partial acquisition could not be
 	 * given back) and the semaphore mode (whose permits have keys of their own) can take
-	 * part ({@link LockEngine#takesPartInSeveralKeys}).
+	 * part ({@link LockChecks#allowsSeveralKeys}).
 	 * @param mode how each key is held
 	 * @param keys the keys, without the prefix, at least one
 	 * @param wait how long to wait for all of them; {@code null} for the default
