@@ -114,8 +114,9 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 	public @Nullable LockHandle acquire(LockRequest request) throws InterruptedException {
 		String key = request.key();
 		long deadline = System.nanoTime() + request.waitTime().toNanos();
+		// the entry lives while a thread asks for or waits for a permit of the key; a permit's
+		// release finds it there when one does (and a fresh one, of no use, when none does)
 		LocalSemaphore local = this.keys.enter(key);
-		boolean kept = false;
 		try {
 			refuseIfClosed(key);
 			checkPermits(request);
@@ -126,7 +127,6 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 			}
 			try {
 				LockHandle permit = poll(request, local, deadline);
-				kept = permit != null;
 				if (permit == null) {
 					refuseIfClosed(key);
 				}
@@ -137,9 +137,7 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 			}
 		}
 		finally {
-			if (!kept) {
-				this.keys.exit(local);
-			}
+			this.keys.exit(local);
 		}
 	}
 
@@ -288,8 +286,6 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 			}
 		}
 		finally {
-			// the permit's use of the entry, and this one
-			this.keys.exit(local);
 			this.keys.exit(local);
 		}
 	}
@@ -354,7 +350,7 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 		/** Before this {@link System#nanoTime()} (if not 0), the asking thread does not ask. */
 		volatile long holdBackUntil;
 
-		/** When this JVM's turn at the key began. */
+		/** When this JVM's turn at the key began (while its threads wait for it without a break). */
 		volatile long turnStart = System.nanoTime();
 
 		LocalSemaphore(String key) {
