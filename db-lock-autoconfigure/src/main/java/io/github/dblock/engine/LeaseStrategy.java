@@ -110,8 +110,8 @@ final class LeaseStrategy extends AbstractLockStrategy {
 	 * Takes a key.
 	 * @param reentrant whether a thread that holds the key takes it again; if not, such a
 	 * request returns {@code null} at once, as for a key another owner holds, unless the
-	 * thread released it already and its release waits for the thread's transaction: then
-	 * it takes it again
+	 * thread released it already and its release waits for the thread's transaction, and
+	 * the request can use its lease: then it takes it again
 	 */
 	@Nullable LockHandle acquire(LockRequest request, boolean reentrant) throws InterruptedException {
 		String key = request.key();
@@ -123,7 +123,7 @@ final class LeaseStrategy extends AbstractLockStrategy {
 			refuseIfClosed(key);
 			Hold current = local.hold;
 			if (current != null && current.thread == Thread.currentThread() && current.isActive()) {
-				if (!reentrant && !current.isDeferredOnly()) {
+				if (!reentrant && (!current.isDeferredOnly() || reentry(current.lease, request) == Reentry.REFUSE)) {
 					return null;
 				}
 				LockHandle again = reenter(current, request);
@@ -180,6 +180,27 @@ final class LeaseStrategy extends AbstractLockStrategy {
 				this.keys.exit(local);
 			}
 		}
+	}
+
+	/**
+	 * Takes again the key the current thread released inside its transaction, whose release
+	 * waits for the transaction to complete; no other thread can have it meanwhile.
+	 * @param request the request, with no wait
+	 * @return the handle, or {@code null} if the thread has no such hold of the key, or one
+	 * this request cannot use
+	 */
+	@Nullable LockHandle retakeDeferred(LockRequest request) throws InterruptedException {
+		LocalKey local = this.keys.enter(request.key());
+		try {
+			Hold current = local.hold;
+			if (current == null || current.thread != Thread.currentThread() || !current.isDeferredOnly()) {
+				return null;
+			}
+		}
+		finally {
+			this.keys.exit(local);
+		}
+		return acquire(request, false);
 	}
 
 	@Override

@@ -42,6 +42,13 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 	/** Between a semaphore's key and a permit's number, in the permit's key. */
 	static final String PERMIT = "#permit-";
 
+	/**
+	 * Until when ({@link System#nanoTime()}) this JVM holds back at a key after it ceded a
+	 * permit of it: kept apart from the key's local entry, which goes when no thread of the
+	 * JVM asks for the key, so that the next thread to come holds back too.
+	 */
+	private final Map<String, Long> holdBacks = new ConcurrentHashMap<>();
+
 	/** The most keys {@link #recorded} keeps. */
 	private static final int RECORDED_KEYS = 10_000;
 
@@ -120,6 +127,10 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 		try {
 			refuseIfClosed(key);
 			checkPermits(request);
+			LockHandle again = retakeDeferred(request);
+			if (again != null) {
+				return again;
+			}
 			LocalGate.Passage<Void> passage = local.line.enter(request.waitTime().toNanos());
 			if (passage == null) {
 				refuseIfClosed(key);
@@ -189,7 +200,7 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 	private @Nullable LockHandle pollAsking(LockRequest request, LocalSemaphore local, long deadline)
 			throws InterruptedException {
 		for (int attempt = 0;; attempt++) {
-			holdBack(local.holdBackUntil, deadline);
+			holdBack(holdBackUntil(request.key()), deadline);
 			if (isClosed()) {
 				return null;
 			}
@@ -215,6 +226,25 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 	}
 
 	/**
+	 * The permit this thread released inside its transaction (its release waits for the
+	 * commit), taken again ahead of the line: no other thread could have it meanwhile.
+	 */
+	private @Nullable LockHandle retakeDeferred(LockRequest request) throws InterruptedException {
+		for (int permit = 0; permit < request.permits(); permit++) {
+			LockHandle again = this.permits.retakeDeferred(permitRequest(request, permit));
+			if (again != null) {
+				return again;
+			}
+		}
+		return null;
+	}
+
+	private static LockRequest permitRequest(LockRequest request, int permit) {
+		return new LockRequest(permitKey(request.key(), permit), Duration.ZERO, request.lease(), request.renewed(),
+				Duration.ZERO, DbLockMode.SEMAPHORE);
+	}
+
+	/**
 	 * One round over the permits no thread of this JVM holds, from the one after the last
 	 * taken here, so that the JVM's threads spread over them.
 	 */
@@ -222,14 +252,12 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 		int count = request.permits();
 		int start = Math.floorMod(local.next, count);
 		for (int i = 0; i < count; i++) {
-			if (local.holdingBack()) {
+			if (holdingBack(request.key())) {
 				// a permit was ceded to another JVM meanwhile: it goes first
 				return null;
 			}
 			int permit = (start + i) % count;
-			LockRequest one = new LockRequest(permitKey(request.key(), permit), Duration.ZERO, request.lease(),
-					request.renewed(), Duration.ZERO, DbLockMode.SEMAPHORE);
-			LockHandle handle = this.permits.acquire(one, false);
+			LockHandle handle = this.permits.acquire(permitRequest(request, permit), false);
 			if (handle != null) {
 				local.next = permit + 1;
 				return handle;
@@ -263,16 +291,17 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 					ceded = true;
 					failure = ex;
 				}
+				if (ceded) {
+					// before the permit's gate opens: no thread of this JVM takes it back meanwhile
+					startHoldingBack(local.key);
+				}
 			}
 			try {
 				// a ceded lease is ended: its release sends no statement
 				releaseNow.run();
 			}
 			finally {
-				if (ceded) {
-					local.holdBackUntil = this.permits.turn().holdBackUntil();
-				}
-				else if (!local.holdingBack()) {
+				if (!ceded && !holdingBack(local.key)) {
 					// also when no thread was seen asking: one may be in its round of attempts
 					local.freed = true;
 					Thread polling = local.polling;
@@ -288,6 +317,34 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 		finally {
 			this.keys.exit(local);
 		}
+	}
+
+	/** This JVM holds back at a key from now on, for the turn's hold-back. */
+	private void startHoldingBack(String key) {
+		if (this.holdBacks.size() >= RECORDED_KEYS) {
+			long now = System.nanoTime();
+			this.holdBacks.values().removeIf((until) -> until - now <= 0);
+		}
+		this.holdBacks.put(key, this.permits.turn().holdBackUntil());
+	}
+
+	/** Until when this JVM holds back at a key; 0 for not at all. */
+	private long holdBackUntil(String key) {
+		Long until = this.holdBacks.get(key);
+		return (until != null) ? until : 0;
+	}
+
+	/** Whether this JVM holds back at a key now. */
+	private boolean holdingBack(String key) {
+		Long until = this.holdBacks.get(key);
+		if (until == null) {
+			return false;
+		}
+		if (until - System.nanoTime() > 0) {
+			return true;
+		}
+		this.holdBacks.remove(key, until);
+		return false;
 	}
 
 	@Override
@@ -347,20 +404,11 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 		/** The asking thread while it pauses between attempts. */
 		volatile @Nullable Thread polling;
 
-		/** Before this {@link System#nanoTime()} (if not 0), the asking thread does not ask. */
-		volatile long holdBackUntil;
-
 		/** When this JVM's turn at the key began (while its threads wait for it without a break). */
 		volatile long turnStart = System.nanoTime();
 
 		LocalSemaphore(String key) {
 			super(key);
-		}
-
-		/** Whether this JVM holds back after a cede, now. */
-		boolean holdingBack() {
-			long until = this.holdBackUntil;
-			return until != 0 && until - System.nanoTime() > 0;
 		}
 
 	}

@@ -311,6 +311,86 @@ abstract class SemaphoreContractTests {
 	}
 
 	@Test
+	void aThreadTakesItsOwnPermitReleasedInItsTransactionAheadOfAnotherWaitingThread() throws Exception {
+		TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
+		ExecutorService pool = Executors.newFixedThreadPool(1);
+		try {
+			transactions.executeWithoutResult((status) -> {
+				this.nodeA.acquire(permit("own", 1, LONG_WAIT)).close();
+				AtomicReference<Thread> other = new AtomicReference<>();
+				Future<Long> waiting = pool.submit(() -> {
+					other.set(Thread.currentThread());
+					try (LockHandle handle = this.nodeA.acquire(permit("own", 1, LONG_WAIT))) {
+						return handle.fencingToken();
+					}
+				});
+				awaitParked(other);
+				// the other thread waits for the commit; this one takes its own permit again
+				try (LockHandle again = this.nodeA.acquire(permit("own", 1, Duration.ofSeconds(1)))) {
+					assertThat(again.key()).isEqualTo("own#permit-0");
+				}
+				assertThat(waiting).isNotDone();
+			});
+		}
+		finally {
+			pool.shutdown();
+			assertThat(pool.awaitTermination(60, TimeUnit.SECONDS)).isTrue();
+		}
+	}
+
+	@Test
+	void aFixedLeasePermitReleasedInTheTransactionIsNotTakenAgainWithARenewedLeaseAndNoExceptionSaysSo() {
+		TransactionTemplate transactions = new TransactionTemplate(new DataSourceTransactionManager(this.dataSource));
+		transactions.executeWithoutResult((status) -> {
+			this.nodeA.acquire(new LockRequest("fixed", LONG_WAIT, Duration.ofSeconds(20), false, Duration.ZERO,
+					DbLockMode.SEMAPHORE, 1)).close();
+			assertThatExceptionOfType(LockAcquisitionException.class)
+				.isThrownBy(() -> this.nodeA.acquire(permit("fixed", 1, Duration.ofMillis(200))));
+		});
+	}
+
+	@Test
+	void theHoldBackAfterACedeOutlivesTheThreadsThatWaited() throws Exception {
+		// node A: a turn over at once, a hold-back of 1.5 s; node B pauses 0.5 to 1 s
+		LockEngine ceding = new LockEngine(this.leases,
+				LockEngineSettings.of(new Backoff(Duration.ofMillis(2), Duration.ofSeconds(1)))
+					.withLocalTurn(Duration.ofNanos(1)));
+		LockEngine slow = new LockEngine(this.leases, LockEngineSettings.of(new Backoff(Duration.ofSeconds(1),
+				Duration.ofSeconds(1))));
+		ExecutorService pool = Executors.newFixedThreadPool(2);
+		try {
+			LockHandle held = ceding.acquire(permit("kept", 1, LONG_WAIT));
+			AtomicReference<Thread> waiter = new AtomicReference<>();
+			Future<?> local = pool.submit(() -> {
+				waiter.set(Thread.currentThread());
+				assertThatExceptionOfType(LockAcquisitionException.class)
+					.isThrownBy(() -> ceding.acquire(permit("kept", 1, Duration.ofMillis(600))));
+				return null;
+			});
+			awaitParked(waiter);
+			Future<Long> remote = pool.submit(() -> {
+				try (LockHandle handle = slow.acquire(permit("kept", 1, LONG_WAIT))) {
+					return handle.fencingToken();
+				}
+			});
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> this.jdbc.queryForObject("SELECT COUNT(*) FROM " + TestDatabase.TABLE
+						+ " WHERE lock_key = 'kept#permit-0' AND wanted_at IS NOT NULL", Integer.class) == 1);
+			held.close();
+			// ceded: A's waiting thread gives up during the hold-back, and its entry goes
+			local.get(60, TimeUnit.SECONDS);
+			// a thread of A that comes now still holds back: the permit is B's to take
+			assertThat(ceding.tryAcquire(permit("kept", 1, Duration.ZERO))).isEmpty();
+			assertThat(remote.get(60, TimeUnit.SECONDS)).isPositive();
+		}
+		finally {
+			pool.shutdownNow();
+			ceding.close();
+			slow.close();
+		}
+	}
+
+	@Test
 	void aLeaseKeyShapedLikeAPermitsKeyIsRefused() {
 		assertThatExceptionOfType(DbLockException.class)
 			.isThrownBy(() -> this.nodeA.acquire(LockRequest.of("exports#permit-0", LONG_WAIT, LEASE)))
