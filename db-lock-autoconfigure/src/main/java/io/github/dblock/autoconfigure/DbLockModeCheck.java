@@ -98,10 +98,15 @@ final class DbLockModeCheck implements SmartInitializingSingleton {
 		if (reason.isPresent()) {
 			String lease = "Use mode = LEASE (the default) for these methods: its leases are rows written with "
 					+ "autocommit, which the nodes of a cluster certify before they commit.";
+			String action = switch (mode) {
+				case FAIR -> "Let db-lock migrate its tables (db-lock.schema.migrate, on by default) or create them "
+						+ "from its script V5__create_fair_queue.sql; on a multi-primary cluster: " + lease;
+				case SEMAPHORE -> "Let db-lock migrate its tables (db-lock.schema.migrate, on by default) or create the "
+						+ "table from its script V9__create_semaphore_table.sql.";
+				default -> lease;
+			};
 			throw new DbLockConfigurationException("@DbLock(mode = " + mode + ") on " + methods + " cannot work: "
-					+ reason.get() + ".", (mode != DbLockMode.FAIR) ? lease
-							: "Let db-lock migrate its tables (db-lock.schema.migrate, on by default) or create them "
-									+ "from its script V5__create_fair_queue.sql; on a multi-primary cluster: " + lease);
+					+ reason.get() + ".", action);
 		}
 	}
 

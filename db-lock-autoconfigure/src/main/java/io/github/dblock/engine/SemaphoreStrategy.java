@@ -63,6 +63,9 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 	/** The permits' leases. */
 	private final LeaseStrategy permits;
 
+	/** Whether the table of the numbers of permits can be read, asked once. */
+	private final Availability availability;
+
 	/**
 	 * The numbers of permits read or recorded for keys, so that a key used again asks the
 	 * database once per JVM; emptied when it reaches {@link #RECORDED_KEYS}.
@@ -74,6 +77,7 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 		this.settings = settings;
 		this.events = events;
 		this.permits = new LeaseStrategy(repository, settings, events, scheduler, DbLockMode.SEMAPHORE, this::release);
+		this.availability = new Availability("semaphore", repository::semaphoresUnavailable);
 	}
 
 	@Override
@@ -83,7 +87,7 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 
 	@Override
 	public Optional<String> unavailable() {
-		return Optional.empty();
+		return this.availability.now();
 	}
 
 	/**
@@ -126,6 +130,7 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 		LocalSemaphore local = this.keys.enter(key);
 		try {
 			refuseIfClosed(key);
+			this.availability.check(key);
 			checkPermits(request);
 			LockHandle again = retakeDeferred(request);
 			if (again != null) {
@@ -200,7 +205,13 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 	private @Nullable LockHandle pollAsking(LockRequest request, LocalSemaphore local, long deadline)
 			throws InterruptedException {
 		for (int attempt = 0;; attempt++) {
-			holdBack(holdBackUntil(request.key()), deadline);
+			local.polling = Thread.currentThread();
+			try {
+				holdBack(holdBackUntil(request.key()), deadline);
+			}
+			finally {
+				local.polling = null;
+			}
 			if (isClosed()) {
 				return null;
 			}

@@ -333,6 +333,20 @@ public class JdbcLockRepository implements LockRepository {
 	}
 
 	@Override
+	public @Nullable String semaphoresUnavailable() {
+		return this.connections.onOwnConnection((jdbc) -> {
+			try {
+				jdbc.queryForList(this.sql.checkSemaphoresSql(), Integer.class);
+				return Optional.<String>empty();
+			}
+			catch (DataAccessException ex) {
+				return Optional.of("its table " + this.sql.semaphoresTable() + " cannot be read (" + ex.getMessage()
+						+ "); db-lock's migration V9 creates it");
+			}
+		}).orElse(null);
+	}
+
+	@Override
 	public int maxKeyLength() {
 		return MAX_KEY_LENGTH;
 	}

@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Storage of exclusive leases. Every method runs on its own, outside any transaction of
  * the caller, and decides expiry with the database's clock.
@@ -196,6 +198,16 @@ public interface LockRepository {
 	 */
 	default int recordPermits(String key, int permits) {
 		return permits;
+	}
+
+	/**
+	 * Why the semaphore mode cannot be used here, if it cannot: the table in which
+	 * {@link #recordPermits} records the numbers of permits cannot be read. The default says
+	 * it can.
+	 * @return the reason, or {@code null} if it can be used
+	 */
+	default @Nullable String semaphoresUnavailable() {
+		return null;
 	}
 
 	/**

@@ -71,6 +71,19 @@ class DbLockSemaphoreAndKeysAutoConfigurationTests {
 	}
 
 	@Test
+	void theSemaphoreModeWithoutItsTableFailsStartUpNamingTheMethod() {
+		this.contextRunner.withUserConfiguration(Semaphore.class)
+			.withPropertyValues("db-lock.schema.migrate=false")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure()))
+					.isInstanceOf(DbLockConfigurationException.class)
+					.hasMessageContaining("@DbLock(mode = SEMAPHORE) on [Exports.run]")
+					.hasMessageContaining("db_lock_semaphore cannot be read");
+			});
+	}
+
+	@Test
 	void keyWithKeysFailsStartUp() {
 		assertStartUpFails(KeyAndKeys.class, "key and keys are exclusive");
 	}

@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.dblock.jdbc.Lease;
 import io.github.dblock.jdbc.LockRepository;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.dao.QueryTimeoutException;
@@ -155,6 +156,11 @@ public final class CountingLockRepository implements LockRepository {
 	@Override
 	public int deleteExpired(int limit) {
 		return this.delegate.deleteExpired(limit);
+	}
+
+	@Override
+	public @Nullable String semaphoresUnavailable() {
+		return this.delegate.semaphoresUnavailable();
 	}
 
 	@Override

@@ -42,6 +42,10 @@ public final class LeaseStatements {
 
 	private final String recordPermitsSql;
 
+	private final String checkSemaphoresSql;
+
+	private final String semaphoresTable;
+
 	/** The statements of {@link #releaseAllSql}, by the number of leases they end. */
 	private final AtomicReferenceArray<String> releaseAllSql = new AtomicReferenceArray<>(129);
 
@@ -65,6 +69,25 @@ public final class LeaseStatements {
 		this.databaseTimeSql = "SELECT " + now + " AS database_now";
 		this.permitsSql = "SELECT permits FROM " + table + "_semaphore WHERE lock_key = ?";
 		this.recordPermitsSql = "INSERT INTO " + table + "_semaphore (lock_key, permits) VALUES (?, ?)";
+		this.checkSemaphoresSql = "SELECT permits FROM " + table + "_semaphore WHERE 1 = 0";
+		this.semaphoresTable = table + "_semaphore";
+	}
+
+	/**
+	 * Reads no row of the table of the semaphores' numbers of permits: fails if it cannot be
+	 * read.
+	 * @return the SQL
+	 */
+	public String checkSemaphoresSql() {
+		return this.checkSemaphoresSql;
+	}
+
+	/**
+	 * The table of the semaphores' numbers of permits, {@code <table>_semaphore}.
+	 * @return its name
+	 */
+	public String semaphoresTable() {
+		return this.semaphoresTable;
 	}
 
 	/**
