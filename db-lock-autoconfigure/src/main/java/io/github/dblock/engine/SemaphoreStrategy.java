@@ -42,13 +42,6 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 	/** Between a semaphore's key and a permit's number, in the permit's key. */
 	static final String PERMIT = "#permit-";
 
-	/**
-	 * Until when ({@link System#nanoTime()}) this JVM holds back at a key after it ceded a
-	 * permit of it: kept apart from the key's local entry, which goes when no thread of the
-	 * JVM asks for the key, so that the next thread to come holds back too.
-	 */
-	private final Map<String, Long> holdBacks = new ConcurrentHashMap<>();
-
 	/** The most keys {@link #recorded} keeps. */
 	private static final int RECORDED_KEYS = 10_000;
 
@@ -71,6 +64,13 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 	 * database once per JVM; emptied when it reaches {@link #RECORDED_KEYS}.
 	 */
 	private final Map<String, Integer> recorded = new ConcurrentHashMap<>();
+
+	/**
+	 * Until when ({@link System#nanoTime()}) this JVM holds back at a key after it ceded a
+	 * permit of it: kept apart from the key's local entry, which goes when no thread of the
+	 * JVM asks for the key, so that the next thread to come holds back too.
+	 */
+	private final Map<String, Long> holdBacks = new ConcurrentHashMap<>();
 
 	SemaphoreStrategy(LockRepository repository, LockEngineSettings settings, Events events, LockScheduler scheduler) {
 		this.repository = repository;
