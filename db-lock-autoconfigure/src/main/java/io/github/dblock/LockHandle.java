@@ -1,5 +1,6 @@
 package io.github.dblock;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -17,6 +18,9 @@ import java.util.Optional;
  * @since 0.1.0
  */
 public interface LockHandle extends AutoCloseable {
+
+	/** What {@link #remaining()} says of a held lock that has no lease. */
+	Duration FOREVER = Duration.ofSeconds(Long.MAX_VALUE);
 
 	/**
 	 * The stored key, with the configured prefix.
@@ -71,6 +75,18 @@ public interface LockHandle extends AutoCloseable {
 	 * @return whether held
 	 */
 	boolean isHeld();
+
+	/**
+	 * How long this handle stays held by {@link #isHeld()}'s rule if its lease is not renewed
+	 * meanwhile: the time left to the lease's end on the local clock (from the time the
+	 * statement that took or last renewed it was sent). Never waits for I/O.
+	 * @return the time left; {@link Duration#ZERO} once not held; for a lock without a lease
+	 * (the transaction and named modes), a duration longer than any lease while held
+	 * @since 0.9.0
+	 */
+	default Duration remaining() {
+		return isHeld() ? FOREVER : Duration.ZERO;
+	}
 
 	/**
 	 * When the lease was lost while this handle's acquisition held it: found taken over by

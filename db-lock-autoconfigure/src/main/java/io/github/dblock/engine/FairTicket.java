@@ -72,7 +72,8 @@ final class FairTicket extends CountedHold {
 		this.localDeadline = sentAt + request.lease().toNanos();
 	}
 
-	long remainingNanos() {
+	@Override
+	public long remainingNanos() {
 		return this.localDeadline - System.nanoTime();
 	}
 

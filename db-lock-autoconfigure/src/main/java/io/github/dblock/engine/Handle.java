@@ -1,5 +1,6 @@
 package io.github.dblock.engine;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -32,6 +33,11 @@ final class Handle implements LockHandle {
 		}
 
 		boolean isHeld();
+
+		/** How long it stays held on the local clock, in nanoseconds; {@code Long.MAX_VALUE} without a lease. */
+		default long remainingNanos() {
+			return Long.MAX_VALUE;
+		}
 
 		Optional<Instant> lostSince();
 
@@ -83,6 +89,15 @@ final class Handle implements LockHandle {
 	@Override
 	public boolean isHeld() {
 		return this.open.get() && this.hold.isHeld();
+	}
+
+	@Override
+	public Duration remaining() {
+		if (!isHeld()) {
+			return Duration.ZERO;
+		}
+		long nanos = this.hold.remainingNanos();
+		return (nanos == Long.MAX_VALUE) ? FOREVER : Duration.ofNanos(Math.max(nanos, 0));
 	}
 
 	@Override

@@ -100,6 +100,11 @@ final class Hold extends CountedHold {
 	}
 
 	@Override
+	public long remainingNanos() {
+		return this.lease.remainingNanos();
+	}
+
+	@Override
 	public Optional<Instant> lostSince() {
 		Instant lost = this.lostSince;
 		if (lost == null && !this.done && this.lease.remainingNanos() < 0) {

@@ -107,6 +107,17 @@ public final class LockEngine implements AutoCloseable {
 	}
 
 	/**
+	 * The fencing token of the holder that took a lease row from the database: the row's
+	 * token followed by the 16 bits that count local hand-offs (zero), as
+	 * {@link LockHandle#fencingToken()} of that acquisition says.
+	 * @param rowToken the token column of the lock table's row
+	 * @return the fencing token
+	 */
+	public static long firstFencingToken(long rowToken) {
+		return rowToken << HeldLease.HANDOFF_BITS;
+	}
+
+	/**
 	 * Adds a listener, told of every acquisition, release and lost lock from now on.
 	 * @param listener the listener
 	 */

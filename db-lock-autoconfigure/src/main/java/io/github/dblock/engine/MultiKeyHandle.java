@@ -1,5 +1,6 @@
 package io.github.dblock.engine;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -75,6 +76,22 @@ final class MultiKeyHandle implements LockHandle {
 			}
 		}
 		return true;
+	}
+
+	/** The least time left among its keys: the handle is held while every key is. */
+	@Override
+	public Duration remaining() {
+		if (!this.open.get()) {
+			return Duration.ZERO;
+		}
+		Duration least = FOREVER;
+		for (LockHandle handle : this.handles) {
+			Duration left = handle.remaining();
+			if (left.compareTo(least) < 0) {
+				least = left;
+			}
+		}
+		return least;
 	}
 
 	/** The earliest loss among its keys: the handle is lost if any key is. */

@@ -1,5 +1,7 @@
 package io.github.dblock.jdbc;
 
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -268,10 +270,18 @@ public class JdbcLockRepository implements LockRepository {
 
 	@Override
 	public List<LockRow> rows(int limit) {
-		return this.connections.onOwnConnection((jdbc) -> jdbc.query(this.sql.rowsSql(),
-				(rs, i) -> new LockRow(rs.getString("lock_key"), rs.getString("owner"), rs.getLong("token"),
-						this.dialect.readInstant(rs, "acquired_at"), this.dialect.readInstant(rs, "expires_at")),
-				limit));
+		return this.connections.onOwnConnection((jdbc) -> jdbc.query(this.sql.rowsSql(), this::lockRow, limit));
+	}
+
+	@Override
+	public Optional<LockRow> validRow(String key) {
+		return this.connections.onOwnConnection(
+				(jdbc) -> jdbc.query(this.sql.validRowSql(), this::lockRow, key).stream().findFirst());
+	}
+
+	private LockRow lockRow(ResultSet rs, int row) throws SQLException {
+		return new LockRow(rs.getString("lock_key"), rs.getString("owner"), rs.getLong("token"),
+				this.dialect.readInstant(rs, "acquired_at"), this.dialect.readInstant(rs, "expires_at"));
 	}
 
 	/** The read/write modes' storage, on this repository's connections. */

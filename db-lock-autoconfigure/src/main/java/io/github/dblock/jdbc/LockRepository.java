@@ -163,6 +163,17 @@ public interface LockRepository {
 	}
 
 	/**
+	 * Reads the row of one key whose lease has not ended by the database's clock, whoever
+	 * holds it: who leads a role ({@code io.github.dblock.leader.DbLockLeaders#leader}).
+	 * @param key the stored key
+	 * @return the row, or empty if no lease of that key is valid now
+	 * @throws UnsupportedOperationException if this repository cannot read its rows
+	 */
+	default Optional<LockRow> validRow(String key) {
+		throw new UnsupportedOperationException(getClass().getName() + " cannot read the rows of its lock table");
+	}
+
+	/**
 	 * Reads the database's clock, for monitoring (the health's clock offset).
 	 * @return the database's now
 	 * @throws UnsupportedOperationException if this repository cannot read it

@@ -36,6 +36,8 @@ public final class LeaseStatements {
 
 	private final String rowsSql;
 
+	private final String validRowSql;
+
 	private final String databaseTimeSql;
 
 	private final String permitsSql;
@@ -66,6 +68,8 @@ public final class LeaseStatements {
 		this.abandonSql = "DELETE FROM " + table + " WHERE lock_key = ? AND owner = ?";
 		this.rowsSql = "SELECT lock_key, owner, token, acquired_at, expires_at FROM " + table
 				+ " ORDER BY lock_key LIMIT ?";
+		this.validRowSql = "SELECT lock_key, owner, token, acquired_at, expires_at FROM " + table
+				+ " WHERE lock_key = ? AND expires_at > " + now;
 		this.databaseTimeSql = "SELECT " + now + " AS database_now";
 		this.permitsSql = "SELECT permits FROM " + table + "_semaphore WHERE lock_key = ?";
 		this.recordPermitsSql = "INSERT INTO " + table + "_semaphore (lock_key, permits) VALUES (?, ?)";
@@ -174,6 +178,15 @@ public final class LeaseStatements {
 	 */
 	public String rowsSql() {
 		return this.rowsSql;
+	}
+
+	/**
+	 * The row of one key whose lease has not ended by the database's clock, with the columns
+	 * of {@link #rowsSql()}: key.
+	 * @return the SQL
+	 */
+	public String validRowSql() {
+		return this.validRowSql;
 	}
 
 	/**
