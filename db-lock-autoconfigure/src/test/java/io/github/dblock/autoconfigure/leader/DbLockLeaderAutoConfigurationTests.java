@@ -1,0 +1,388 @@
+package io.github.dblock.autoconfigure.leader;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.github.dblock.DbLockException;
+import io.github.dblock.autoconfigure.DbLockAutoConfiguration;
+import io.github.dblock.leader.DbLockLeaders;
+import io.github.dblock.leader.Leader;
+import io.github.dblock.leader.LeaderOnly;
+import io.github.dblock.leader.LeaderOnlyAdvisor;
+import io.github.dblock.leader.LeaderRole;
+import io.github.dblock.leader.LeadershipGrantedEvent;
+import io.github.dblock.leader.LeadershipRevokedEvent;
+import io.github.dblock.leader.LeadershipRevokedEvent.Reason;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.NestedExceptionUtils;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The leader election through the auto-configuration, on H2: two application contexts on
+ * one database are two instances.
+ */
+class DbLockLeaderAutoConfigurationTests {
+
+	private static final AtomicLong databases = new AtomicLong();
+
+	private static final Duration PATIENCE = Duration.ofSeconds(30);
+
+	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+				DataSourceTransactionManagerAutoConfiguration.class, JdbcTemplateAutoConfiguration.class,
+				TransactionAutoConfiguration.class, AopAutoConfiguration.class, DbLockAutoConfiguration.class,
+				DbLockLeaderAutoConfiguration.class));
+
+	/** A runner of instances on one new database, candidates for the role "billing". */
+	private ApplicationContextRunner instances() {
+		return this.contextRunner.withPropertyValues(
+				"spring.datasource.url=jdbc:h2:mem:leader" + databases.incrementAndGet() + ";DB_CLOSE_DELAY=-1",
+				"db-lock.leader.roles=billing", "db-lock.leader.poll-interval=50ms", "db-lock.leader.lease=2s");
+	}
+
+	@Test
+	void withoutRolesThereIsNoElectionButLeaderOnlyIsChecked() {
+		this.contextRunner.withPropertyValues("spring.datasource.url=jdbc:h2:mem:leader-none;DB_CLOSE_DELAY=-1")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				assertThat(context).doesNotHaveBean(DbLockLeaders.class);
+				assertThat(context).hasSingleBean(LeaderOnlyAdvisor.class);
+			});
+	}
+
+	@Test
+	void theOnlyCandidateLeadsRunsItsLeaderOnlyMethodsAndStartsItsRoleBeans() {
+		instances().withUserConfiguration(Instance.class).run((context) -> {
+			assertThat(context).hasNotFailed();
+			DbLockLeaders leaders = context.getBean(DbLockLeaders.class);
+			await().atMost(PATIENCE).until(() -> leaders.isLeader("billing"));
+			long term = leaders.term("billing").orElseThrow();
+			assertThat(term).isPositive();
+			Leader leader = leaders.leader("billing").orElseThrow();
+			assertThat(leader.term()).isEqualTo(term);
+			assertThat(leader.owner()).contains("/" + ProcessHandle.current().pid() + "/");
+			assertThat(leaders.leaderSince("billing")).isPresent();
+			assertThat(context.getBean(Events.class).seen()).containsExactly("granted " + term);
+			Jobs jobs = context.getBean(Jobs.class);
+			assertThat(jobs.count()).isEqualTo(1);
+			assertThat(jobs.flag()).isTrue();
+			assertThat(jobs.name()).contains("ran");
+			assertThat(jobs.runs()).isEqualTo(3);
+			assertThat(context.getBean(Poller.class).isRunning()).isTrue();
+			assertThat(leaders.isCandidate("billing")).isTrue();
+		});
+	}
+
+	@Test
+	void ofTwoInstancesOneLeadsTheOtherSkipsItsLeaderOnlyMethodsAndAYieldHandsOver() {
+		List<String> order = new CopyOnWriteArrayList<>();
+		instances().withUserConfiguration(Instance.class).withBean(Order.class, () -> new Order(order)).run((first) -> {
+			DbLockLeaders a = first.getBean(DbLockLeaders.class);
+			await().atMost(PATIENCE).until(() -> a.isLeader("billing"));
+			long termA = a.term("billing").orElseThrow();
+			instances().withPropertyValues(url(first))
+				.withUserConfiguration(Instance.class)
+				.withBean(Order.class, () -> new Order(order))
+				.run((second) -> {
+					DbLockLeaders b = second.getBean(DbLockLeaders.class);
+					Jobs jobsB = second.getBean(Jobs.class);
+					assertThat(b.isLeader("billing")).isFalse();
+					assertThat(b.term("billing")).isEmpty();
+					// not run: null, the primitives' defaults, an empty Optional
+					assertThat(jobsB.count()).isZero();
+					assertThat(jobsB.flag()).isFalse();
+					assertThat(jobsB.name()).isEmpty();
+					assertThat(jobsB.boxed()).isNull();
+					assertThat(jobsB.runs()).isZero();
+					assertThat(second.getBean(Poller.class).isRunning()).isFalse();
+					// both say who leads, from the table
+					assertThat(b.leader("billing").orElseThrow().term()).isEqualTo(termA);
+					assertThat(b.leader("billing")).isEqualTo(a.leader("billing"));
+
+					a.yield("billing");
+					assertThat(a.isLeader("billing")).isFalse();
+					assertThat(first.getBean(Poller.class).isRunning()).isFalse();
+					await().atMost(PATIENCE).until(() -> b.isLeader("billing"));
+					long termB = b.term("billing").orElseThrow();
+					assertThat(termB).isGreaterThan(termA);
+					assertThat(second.getBean(Poller.class).isRunning()).isTrue();
+					assertThat(jobsB.count()).isEqualTo(1);
+					assertThat(first.getBean(Jobs.class).flag()).isFalse();
+					assertThat(first.getBean(Events.class).seen()).containsExactly("granted " + termA,
+							"revoked " + termA + " " + Reason.YIELDED);
+					// the revoked event of the first came before the second was granted
+					assertThat(order).containsSubsequence("revoked " + termA + " " + Reason.YIELDED, "granted " + termB);
+				});
+		});
+	}
+
+	@Test
+	void aLeaderThatStopsHandsOverAtOnce() {
+		List<String> order = new CopyOnWriteArrayList<>();
+		instances().withUserConfiguration(Instance.class).withBean(Order.class, () -> new Order(order)).run((first) -> {
+			DbLockLeaders a = first.getBean(DbLockLeaders.class);
+			await().atMost(PATIENCE).until(() -> a.isLeader("billing"));
+			long termA = a.term("billing").orElseThrow();
+			instances().withPropertyValues(url(first))
+				.withUserConfiguration(Instance.class)
+				.withBean(Order.class, () -> new Order(order))
+				.run((second) -> {
+					DbLockLeaders b = second.getBean(DbLockLeaders.class);
+					assertThat(b.isLeader("billing")).isFalse();
+					first.stop();
+					assertThat(a.isCandidate("billing")).isFalse();
+					assertThat(a.isLeader("billing")).isFalse();
+					await().atMost(PATIENCE).until(() -> b.isLeader("billing"));
+					assertThat(order).containsSubsequence("revoked " + termA + " " + Reason.STOPPED,
+							"granted " + b.term("billing").orElseThrow());
+				});
+		});
+	}
+
+	@Test
+	void aLeaderWhoseRowIsDeletedStepsDownAndTheRoleIsTakenAgain() {
+		instances().withUserConfiguration(Instance.class).run((context) -> {
+			DbLockLeaders leaders = context.getBean(DbLockLeaders.class);
+			await().atMost(PATIENCE).until(() -> leaders.isLeader("billing"));
+			long term = leaders.term("billing").orElseThrow();
+			// an operator deletes the row: the next renewal finds it gone
+			context.getBean(JdbcTemplate.class).update("DELETE FROM db_lock WHERE lock_key = 'leader:billing'");
+			await().atMost(PATIENCE)
+				.until(() -> context.getBean(Events.class).seen().contains("revoked " + term + " " + Reason.LOST));
+			await().atMost(PATIENCE).until(() -> leaders.isLeader("billing"));
+			assertThat(leaders.term("billing").orElseThrow()).isGreaterThan(term);
+		});
+	}
+
+	@Test
+	void aLeaderOnlyMethodNamingARoleNotConfiguredFailsStartUp() {
+		this.contextRunner.withPropertyValues("spring.datasource.url=jdbc:h2:mem:leader-bad;DB_CLOSE_DELAY=-1")
+			.withUserConfiguration(Instance.class)
+			.run((context) -> assertThat(failure(context)).isInstanceOf(DbLockException.class)
+				.hasMessageContaining("@LeaderOnly on " + Jobs.class.getName() + ".")
+				.hasMessageContaining("the role 'billing' is not in db-lock.leader.roles []"));
+		instances().withPropertyValues("db-lock.leader.roles=reports")
+			.withUserConfiguration(Instance.class)
+			.run((context) -> assertThat(failure(context)).hasMessageContaining("db-lock.leader.roles [reports]"));
+	}
+
+	@Test
+	void badRolesAndTimesFailStartUpNamingTheProperty() {
+		instances().withPropertyValues("db-lock.leader.roles=a,a")
+			.run((context) -> assertThat(failure(context)).isInstanceOf(DbLockException.class)
+				.hasMessage("db-lock.leader.roles names the role 'a' twice"));
+		this.contextRunner
+			.withPropertyValues("spring.datasource.url=jdbc:h2:mem:leader-blank;DB_CLOSE_DELAY=-1",
+					"db-lock.leader.roles[0]=a", "db-lock.leader.roles[1]= ")
+			.run((context) -> assertThat(failure(context)).hasMessageContaining("db-lock.leader.roles has a blank role"));
+		instances().withPropertyValues("db-lock.leader.roles=" + "r".repeat(300))
+			.run((context) -> assertThat(context.getStartupFailure())
+				.hasStackTraceContaining("db-lock.leader.roles has the role 'rrr")
+				.hasStackTraceContaining("which is not a valid key: Lock key is 307 characters long"));
+		instances().withPropertyValues("db-lock.leader.lease=0s")
+			.run((context) -> assertThat(failure(context)).hasMessageContaining("db-lock.leader.lease must be positive"));
+		instances().withPropertyValues("db-lock.leader.poll-interval=0s")
+			.run((context) -> assertThat(failure(context))
+				.hasMessageContaining("db-lock.leader.poll-interval must be positive"));
+	}
+
+	@Test
+	void roleBeansMustBeSmartLifecyclesThatDoNotStartThemselvesForAConfiguredRole() {
+		instances().withUserConfiguration(Eager.class)
+			.run((context) -> assertThat(failure(context)).isInstanceOf(DbLockException.class)
+				.hasMessageContaining("@LeaderRole(\"billing\") on the bean 'eager'")
+				.hasMessageContaining("isAutoStartup() returns true"));
+		instances().withUserConfiguration(NotALifecycle.class)
+			.run((context) -> assertThat(failure(context))
+				.hasMessageContaining("@LeaderRole(\"billing\") on the bean 'plain': it is not a SmartLifecycle"));
+		instances().withUserConfiguration(OtherRole.class)
+			.run((context) -> assertThat(failure(context))
+				.hasMessageContaining("A @LeaderRole bean names the role 'reports', which is not in db-lock.leader.roles [billing]"));
+	}
+
+	private static String url(AssertableApplicationContext context) {
+		return "spring.datasource.url=" + context.getEnvironment().getProperty("spring.datasource.url");
+	}
+
+	private static Throwable failure(AssertableApplicationContext context) {
+		assertThat(context).hasFailed();
+		return NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure());
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class Instance {
+
+		@Bean
+		Jobs jobs() {
+			return new Jobs();
+		}
+
+		@Bean
+		Events events(ObjectProvider<Order> order) {
+			Order shared = order.getIfAvailable();
+			return new Events((shared != null) ? shared.lines() : new CopyOnWriteArrayList<>());
+		}
+
+		@Bean
+		@LeaderRole("billing")
+		Poller poller() {
+			return new Poller(false);
+		}
+
+	}
+
+	/** The events of both instances, in the order they were published. */
+	record Order(List<String> lines) {
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class Eager {
+
+		@Bean
+		@LeaderRole("billing")
+		Poller eager() {
+			return new Poller(true);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class NotALifecycle {
+
+		@Bean
+		@LeaderRole("billing")
+		Object plain() {
+			return new Object();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class OtherRole {
+
+		@Bean
+		@LeaderRole("reports")
+		Poller reportsPoller() {
+			return new Poller(false);
+		}
+
+	}
+
+	static class Jobs {
+
+		private final AtomicInteger runs = new AtomicInteger();
+
+		@LeaderOnly(role = "billing")
+		public int count() {
+			return this.runs.incrementAndGet();
+		}
+
+		@LeaderOnly(role = "billing")
+		public boolean flag() {
+			this.runs.incrementAndGet();
+			return true;
+		}
+
+		@LeaderOnly(role = "billing")
+		public Optional<String> name() {
+			this.runs.incrementAndGet();
+			return Optional.of("ran");
+		}
+
+		@LeaderOnly(role = "billing")
+		public Long boxed() {
+			return (long) this.runs.incrementAndGet();
+		}
+
+		public int runs() {
+			return this.runs.get();
+		}
+
+	}
+
+	/** Records this instance's events, and in the shared order of both instances if given. */
+	static class Events implements ApplicationListener<org.springframework.context.ApplicationEvent> {
+
+		private final List<String> seen = new CopyOnWriteArrayList<>();
+
+		private final List<String> order;
+
+		Events(List<String> order) {
+			this.order = order;
+		}
+
+		@Override
+		public void onApplicationEvent(org.springframework.context.ApplicationEvent event) {
+			String line = null;
+			if (event instanceof LeadershipGrantedEvent granted) {
+				line = "granted " + granted.term();
+			}
+			else if (event instanceof LeadershipRevokedEvent revoked) {
+				line = "revoked " + revoked.term() + " " + revoked.reason();
+			}
+			if (line != null) {
+				this.seen.add(line);
+				this.order.add(line);
+			}
+		}
+
+		List<String> seen() {
+			return this.seen;
+		}
+
+	}
+
+	static class Poller implements SmartLifecycle {
+
+		private final boolean autoStartup;
+
+		private volatile boolean running;
+
+		Poller(boolean autoStartup) {
+			this.autoStartup = autoStartup;
+		}
+
+		@Override
+		public void start() {
+			this.running = true;
+		}
+
+		@Override
+		public void stop() {
+			this.running = false;
+		}
+
+		@Override
+		public boolean isRunning() {
+			return this.running;
+		}
+
+		@Override
+		public boolean isAutoStartup() {
+			return this.autoStartup;
+		}
+
+	}
+
+}
