@@ -105,6 +105,7 @@ final class Candidacy {
 	/** Starts the candidacy, with the role's beans in the order they start. */
 	void activate(List<SmartLifecycle> beans) {
 		this.beans = List.copyOf(beans);
+		this.revoking.set(false);
 		this.active = true;
 	}
 
@@ -130,7 +131,8 @@ final class Candidacy {
 		LockHandle acquired = taken.get();
 		this.changes.lock();
 		try {
-			if (!this.active) {
+			if (!this.active || acquired.remaining().compareTo(this.margin) <= 0) {
+				// stopped meanwhile, or an attempt that took so long that its lease is nearly over
 				close(acquired);
 				return;
 			}

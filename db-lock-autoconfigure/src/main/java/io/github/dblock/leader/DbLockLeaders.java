@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -273,7 +274,12 @@ public class DbLockLeaders implements SmartLifecycle {
 				this.runs.add(group.scheduleWithFixedDelay(candidacy::attempt, 0, poll, TimeUnit.NANOSECONDS));
 				this.runs.add(group.scheduleNonBlockingWithFixedDelay(() -> {
 					if (candidacy.due()) {
-						group.schedule(candidacy::revokeLost, 0, TimeUnit.NANOSECONDS);
+						try {
+							group.schedule(candidacy::revokeLost, 0, TimeUnit.NANOSECONDS);
+						}
+						catch (RejectedExecutionException ex) {
+							// stopping: the stop revokes it, and a new start clears the flag
+						}
 					}
 				}, check, check, TimeUnit.NANOSECONDS));
 			}
