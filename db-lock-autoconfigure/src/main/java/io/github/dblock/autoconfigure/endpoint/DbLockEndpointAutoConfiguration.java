@@ -2,13 +2,15 @@ package io.github.dblock.autoconfigure.endpoint;
 
 import java.util.List;
 
+import io.github.dblock.actuate.DbLockEndpoint;
+import io.github.dblock.actuate.DbLockLeadersEndpoint;
 import io.github.dblock.autoconfigure.DbLockAutoConfiguration;
 import io.github.dblock.autoconfigure.DbLockSchemaMigration;
-
-import io.github.dblock.actuate.DbLockEndpoint;
+import io.github.dblock.autoconfigure.leader.DbLockLeaderAutoConfiguration;
 import io.github.dblock.engine.LockEngine;
 import io.github.dblock.jdbc.LockHistoryRepository;
 import io.github.dblock.jdbc.LockRepository;
+import io.github.dblock.leader.DbLockLeaders;
 import io.github.dblock.maintenance.LockHistory;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -23,19 +25,34 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The {@code dblock} actuator endpoint ({@link DbLockEndpoint}), where Spring Boot's
+ * The {@code dblock} actuator endpoint ({@link DbLockEndpoint}), and where the leader
+ * election runs the {@code dblockleaders} one ({@link DbLockLeadersEndpoint}), where Spring Boot's
  * actuator ({@code spring-boot-actuator-autoconfigure}) is on the classpath, when the
  * endpoint is available: its access not {@code management.endpoint.dblock.access=none},
  * and exposed ({@code management.endpoints.web.exposure.include=dblock}, or over JMX).
  *
  * @since 0.1.0
  */
-@AutoConfiguration(after = DbLockAutoConfiguration.class)
+@AutoConfiguration(after = { DbLockAutoConfiguration.class, DbLockLeaderAutoConfiguration.class })
 @ConditionalOnClass(value = Endpoint.class,
 		name = "org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint")
 @ConditionalOnBean({ LockRepository.class, LockEngine.class })
 @EnableConfigurationProperties(DbLockEndpointProperties.class)
 public final class DbLockEndpointAutoConfiguration {
+
+	/** The leaders' endpoint, where the leader election runs. */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnAvailableEndpoint(DbLockLeadersEndpoint.class)
+	@ConditionalOnBean(DbLockLeaders.class)
+	static class Leaders {
+
+		@Bean
+		@ConditionalOnMissingBean
+		DbLockLeadersEndpoint dbLockLeadersEndpoint(DbLockLeaders leaders) {
+			return new DbLockLeadersEndpoint(leaders);
+		}
+
+	}
 
 	/** Apart, so that its condition is read only where the actuator is present. */
 	@Configuration(proxyBeanMethods = false)

@@ -8,7 +8,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.github.dblock.DbLockException;
+import io.github.dblock.actuate.DbLockLeadersEndpoint;
+import io.github.dblock.actuate.DbLockLeadersEndpoint.LeadersReport;
+import io.github.dblock.actuate.DbLockLeadersEndpoint.RoleReport;
 import io.github.dblock.autoconfigure.DbLockAutoConfiguration;
+import io.github.dblock.autoconfigure.endpoint.DbLockEndpointAutoConfiguration;
 import io.github.dblock.leader.DbLockLeaders;
 import io.github.dblock.leader.Leader;
 import io.github.dblock.leader.LeaderOnly;
@@ -173,6 +177,34 @@ class DbLockLeaderAutoConfigurationTests {
 			await().atMost(PATIENCE).until(() -> leaders.isLeader("billing"));
 			assertThat(leaders.term("billing").orElseThrow()).isGreaterThan(term);
 		});
+	}
+
+	@Test
+	void theEndpointShowsWhoLeadsEachRoleAndThisInstancesPart() {
+		instances().withConfiguration(AutoConfigurations.of(DbLockEndpointAutoConfiguration.class))
+			.withPropertyValues("management.endpoints.web.exposure.include=dblockleaders", "db-lock.key-prefix=app")
+			.run((context) -> {
+				DbLockLeaders leaders = context.getBean(DbLockLeaders.class);
+				await().atMost(PATIENCE).until(() -> leaders.isLeader("billing"));
+				LeadersReport report = context.getBean(DbLockLeadersEndpoint.class).leaders();
+				assertThat(report.lease()).isEqualTo("PT2S");
+				assertThat(report.pollInterval()).isEqualTo("PT0.05S");
+				RoleReport role = report.roles().get(0);
+				assertThat(role.role()).isEqualTo("billing");
+				assertThat(role.leader()).isEqualTo(leaders.leader("billing").orElseThrow().owner());
+				assertThat(role.term()).isEqualTo(leaders.term("billing").orElseThrow());
+				assertThat(role.since()).isNotNull();
+				assertThat(role.expiresAt()).isAfter(role.since());
+				assertThat(role.thisInstanceLeads()).isTrue();
+				assertThat(role.thisInstanceIsCandidate()).isTrue();
+				// the role's key takes the key prefix
+				assertThat(context.getBean(JdbcTemplate.class)
+					.queryForObject("SELECT COUNT(*) FROM db_lock WHERE lock_key = 'app:leader:billing'", Integer.class))
+					.isOne();
+			});
+		instances().withConfiguration(AutoConfigurations.of(DbLockEndpointAutoConfiguration.class))
+			.withPropertyValues("management.endpoints.web.exposure.include=dblock")
+			.run((context) -> assertThat(context).doesNotHaveBean(DbLockLeadersEndpoint.class));
 	}
 
 	@Test
