@@ -1,5 +1,6 @@
 package io.github.dblock.autoconfigure.leader;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -8,7 +9,9 @@ import java.util.List;
 import java.util.Map;
 
 import io.github.dblock.DbLockException;
+import io.github.dblock.LockChecks;
 import io.github.dblock.autoconfigure.DbLockAutoConfiguration;
+import io.github.dblock.autoconfigure.DbLockProperties;
 import io.github.dblock.engine.LockEngine;
 import io.github.dblock.jdbc.LockRepository;
 import io.github.dblock.leader.DbLockLeaders;
@@ -63,8 +66,15 @@ public final class DbLockLeaderAutoConfiguration {
 	@ConditionalOnMissingBean
 	@Conditional(OnRoles.class)
 	DbLockLeaders dbLockLeaders(DbLockTemplate template, LockEngine engine, LockRepository repository,
-			DbLockLeaderProperties properties, ApplicationEventPublisher publisher,
+			DbLockLeaderProperties properties, DbLockProperties lockProperties, ApplicationEventPublisher publisher,
 			ConfigurableListableBeanFactory beanFactory) {
+		Duration renewal = lockProperties.getWatchdog().getInterval();
+		if (renewal != null && renewal.multipliedBy(4).compareTo(properties.getLease().multipliedBy(3)) >= 0) {
+			throw new DbLockException("db-lock.leader.lease (" + LockChecks.format(properties.getLease())
+					+ ") is renewed every db-lock.watchdog.interval (" + LockChecks.format(renewal)
+					+ "); a leader steps down with a quarter of its lease left, so renew it in less than three "
+					+ "quarters of the lease: lengthen db-lock.leader.lease or shorten db-lock.watchdog.interval");
+		}
 		return new DbLockLeaders(template, engine, repository, properties.getRoles(), properties.getLease(),
 				properties.getPollInterval(), publisher, () -> roleBeans(beanFactory));
 	}

@@ -234,6 +234,11 @@ class DbLockLeaderAutoConfigurationTests {
 				.hasStackTraceContaining("which is not a valid key: Lock key is 307 characters long"));
 		instances().withPropertyValues("db-lock.leader.lease=0s")
 			.run((context) -> assertThat(failure(context)).hasMessageContaining("db-lock.leader.lease must be positive"));
+		instances().withPropertyValues("db-lock.leader.lease=4s", "db-lock.watchdog.interval=3s")
+			.run((context) -> assertThat(failure(context)).hasMessageStartingWith(
+					"db-lock.leader.lease (4s) is renewed every db-lock.watchdog.interval (3s)"));
+		instances().withPropertyValues("db-lock.leader.lease=4s", "db-lock.watchdog.interval=2999ms")
+			.run((context) -> assertThat(context).hasNotFailed());
 		instances().withPropertyValues("db-lock.leader.poll-interval=0s")
 			.run((context) -> assertThat(failure(context))
 				.hasMessageContaining("db-lock.leader.poll-interval must be positive"));
