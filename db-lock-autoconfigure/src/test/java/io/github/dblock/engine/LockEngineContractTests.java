@@ -156,6 +156,23 @@ abstract class LockEngineContractTests {
 	}
 
 	@Test
+	void aHandleSaysHowLongItStaysHeldOnTheLocalClock() {
+		Duration lease = Duration.ofSeconds(20);
+		LockRequest fixed = new LockRequest("remaining", Duration.ZERO, lease, false, Duration.ZERO);
+		LockHandle handle = this.nodeA.acquire(fixed);
+		Duration left = handle.remaining();
+		assertThat(left).isPositive().isLessThanOrEqualTo(lease);
+		// it only shrinks while the lease is not renewed
+		assertThat(handle.remaining()).isLessThanOrEqualTo(left);
+		handle.close();
+		assertThat(handle.remaining()).isZero();
+		LockRequest several = new LockRequest("remaining-2", Duration.ZERO, lease, false, Duration.ZERO);
+		try (LockHandle both = this.nodeA.acquireAll(List.of(fixed, several))) {
+			assertThat(both.remaining()).isPositive().isLessThanOrEqualTo(lease);
+		}
+	}
+
+	@Test
 	void threadsOfTwoNodesNeverHoldAKeyTogether() throws Exception {
 		int threadsPerNode = 6;
 		int incrementsPerThread = 15;
