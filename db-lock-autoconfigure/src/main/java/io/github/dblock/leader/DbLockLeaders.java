@@ -270,7 +270,8 @@ public class DbLockLeaders implements SmartLifecycle {
 			long poll = this.pollInterval.toNanos();
 			long check = Math.max(Math.min(poll, this.lease.toNanos()) / 10, TimeUnit.MILLISECONDS.toNanos(1));
 			for (Candidacy candidacy : this.candidacies.values()) {
-				candidacy.activate(beans.getOrDefault(candidacy.role(), List.of()));
+				candidacy.activate(beans.getOrDefault(candidacy.role(), List.of()),
+						(release) -> group.schedule(release, 0, TimeUnit.NANOSECONDS));
 				this.runs.add(group.scheduleWithFixedDelay(candidacy::attempt, 0, poll, TimeUnit.NANOSECONDS));
 				this.runs.add(group.scheduleNonBlockingWithFixedDelay(() -> {
 					if (candidacy.due()) {
@@ -278,7 +279,7 @@ public class DbLockLeaders implements SmartLifecycle {
 							group.schedule(candidacy::revokeLost, 0, TimeUnit.NANOSECONDS);
 						}
 						catch (RejectedExecutionException ex) {
-							// stopping: the stop revokes it, and a new start clears the flag
+							// stopping: the stop revokes it
 						}
 					}
 				}, check, check, TimeUnit.NANOSECONDS));
@@ -303,11 +304,20 @@ public class DbLockLeaders implements SmartLifecycle {
 			}
 			this.runs.clear();
 		}
-		for (Candidacy candidacy : this.candidacies.values()) {
-			candidacy.deactivate();
+		try {
+			for (Candidacy candidacy : this.candidacies.values()) {
+				try {
+					candidacy.deactivate();
+				}
+				catch (RuntimeException ex) {
+					logger.error("The candidacy for role '" + candidacy.role() + "' did not stop cleanly", ex);
+				}
+			}
 		}
-		if (group != null) {
-			group.shutdownNow();
+		finally {
+			if (group != null) {
+				group.shutdownNow();
+			}
 		}
 	}
 

@@ -1,6 +1,7 @@
 package io.github.dblock.leader;
 
 import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -110,6 +111,12 @@ public final class LeaderOnlyAdvisor extends AbstractPointcutAdvisor {
 			return this.cache.computeIfAbsent(cacheKey, (key) -> {
 				String description = "@LeaderOnly on " + specific.getDeclaringClass().getName() + "."
 						+ specific.getName();
+				int modifiers = specific.getModifiers();
+				if (Modifier.isPrivate(modifiers) || Modifier.isStatic(modifiers) || Modifier.isFinal(modifiers)) {
+					throw new DbLockException(description + ": a private, static or final method cannot be "
+							+ "intercepted, so it would run on every instance; make it public (or protected), "
+							+ "not static and not final");
+				}
 				if (annotation.role().isBlank()) {
 					throw new DbLockException(description + ": role must not be blank");
 				}

@@ -20,6 +20,7 @@ import io.github.dblock.leader.LeaderRole;
 import io.github.dblock.support.DbLockTemplate;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -69,11 +70,14 @@ public final class DbLockLeaderAutoConfiguration {
 			DbLockLeaderProperties properties, DbLockProperties lockProperties, ApplicationEventPublisher publisher,
 			ConfigurableListableBeanFactory beanFactory) {
 		Duration renewal = lockProperties.getWatchdog().getInterval();
-		if (renewal != null && renewal.multipliedBy(4).compareTo(properties.getLease().multipliedBy(3)) >= 0) {
+		// a renewal may leave up to a quarter of the interval late (the watchdog's tick), and the
+		// leader steps down with a quarter of its lease left: 1.25 intervals must stay under 0.75 leases
+		if (renewal != null && renewal.multipliedBy(5).compareTo(properties.getLease().multipliedBy(3)) >= 0) {
 			throw new DbLockException("db-lock.leader.lease (" + LockChecks.format(properties.getLease())
 					+ ") is renewed every db-lock.watchdog.interval (" + LockChecks.format(renewal)
-					+ "); a leader steps down with a quarter of its lease left, so renew it in less than three "
-					+ "quarters of the lease: lengthen db-lock.leader.lease or shorten db-lock.watchdog.interval");
+					+ "); a leader steps down with a quarter of its lease left and a renewal may come a quarter "
+					+ "of the interval late, so the interval must be under 60% of the lease: lengthen "
+					+ "db-lock.leader.lease or shorten db-lock.watchdog.interval");
 		}
 		return new DbLockLeaders(template, engine, repository, properties.getRoles(), properties.getLease(),
 				properties.getPollInterval(), publisher, () -> roleBeans(beanFactory));
@@ -85,6 +89,23 @@ public final class DbLockLeaderAutoConfiguration {
 		// bound from the environment: advisors are created before configuration properties beans may be
 		List<String> roles = Binder.get(environment).bind(ROLES, Bindable.listOf(String.class)).orElse(List.of());
 		return new LeaderOnlyAdvisor(leaders::getObject, new LinkedHashSet<>(roles), LEADER_ONLY_ORDER);
+	}
+
+	/**
+	 * Fails start-up if a bean is marked {@link LeaderRole} while no role is configured: it
+	 * would never start.
+	 */
+	@Bean
+	static SmartInitializingSingleton dbLockLeaderRoleCheck(ConfigurableListableBeanFactory beanFactory,
+			Environment environment) {
+		return () -> {
+			List<String> roles = Binder.get(environment).bind(ROLES, Bindable.listOf(String.class)).orElse(List.of());
+			String[] marked = beanFactory.getBeanNamesForAnnotation(LeaderRole.class);
+			if (roles.isEmpty() && marked.length > 0) {
+				throw new DbLockException("The beans " + List.of(marked) + " are marked @LeaderRole, but "
+						+ ROLES + " is empty: they would never start; name their roles there");
+			}
+		};
 	}
 
 	/** The {@link LeaderRole} beans by role, each role's in the order of their phases. */

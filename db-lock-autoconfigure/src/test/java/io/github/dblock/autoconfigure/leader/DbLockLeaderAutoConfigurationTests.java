@@ -24,6 +24,7 @@ import io.github.dblock.leader.LeadershipRevokedEvent.Reason;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
@@ -38,6 +39,8 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.NestedExceptionUtils;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -208,6 +211,85 @@ class DbLockLeaderAutoConfigurationTests {
 	}
 
 	@Test
+	void aListenerThatYieldsOnItsGrantStartsNoRoleBean() {
+		List<String> order = new CopyOnWriteArrayList<>();
+		instances().withUserConfiguration(Instance.class, YieldOnce.class)
+			.withBean(Order.class, () -> new Order(order))
+			.run((context) -> {
+				DbLockLeaders leaders = context.getBean(DbLockLeaders.class);
+				// yielded on the first grant, taken again after the hold-back
+				await().atMost(PATIENCE).until(() -> leaders.isLeader("billing") && order.contains("start"));
+				assertThat(order).hasSizeGreaterThanOrEqualTo(4);
+				assertThat(order.get(1)).endsWith(Reason.YIELDED.toString());
+				assertThat(order.get(2)).startsWith("granted ");
+				assertThat(order.get(3)).isEqualTo("start");
+			});
+	}
+
+	@Test
+	void aListenerThatFailsOnItsGrantEndsNeitherTheGrantNorTheCandidacy() {
+		instances().withUserConfiguration(Instance.class, FailOnGrant.class).run((context) -> {
+			DbLockLeaders leaders = context.getBean(DbLockLeaders.class);
+			await().atMost(PATIENCE).until(() -> leaders.isLeader("billing"));
+			long first = leaders.term("billing").orElseThrow();
+			assertThat(context.getBean(Poller.class).isRunning()).isTrue();
+			leaders.yield("billing");
+			// the candidacy goes on: the role is taken again after the hold-back
+			await().atMost(PATIENCE).until(() -> leaders.isLeader("billing"));
+			assertThat(leaders.term("billing").orElseThrow()).isGreaterThan(first);
+		});
+	}
+
+	@Test
+	void aRoleBeanThatAnExplicitStartStartsOnAnInstanceThatDoesNotLeadIsStopped() {
+		instances().withUserConfiguration(Instance.class).run((first) -> {
+			DbLockLeaders a = first.getBean(DbLockLeaders.class);
+			await().atMost(PATIENCE).until(() -> a.isLeader("billing"));
+			instances().withPropertyValues(url(first)).withUserConfiguration(Instance.class).run((second) -> {
+				Poller poller = second.getBean(Poller.class);
+				// an explicit start starts every lifecycle bean, whatever its isAutoStartup()
+				second.start();
+				assertThat(second.getBean(DbLockLeaders.class).isLeader("billing")).isFalse();
+				await().atMost(PATIENCE).until(() -> !poller.isRunning());
+				assertThat(poller.starts()).isOne();
+			});
+		});
+	}
+
+	@Test
+	void aYieldInsideATransactionHandsOverWithoutWaitingForItsCommit() {
+		instances().withUserConfiguration(Instance.class).run((first) -> {
+			DbLockLeaders a = first.getBean(DbLockLeaders.class);
+			await().atMost(PATIENCE).until(() -> a.isLeader("billing"));
+			instances().withPropertyValues(url(first)).withUserConfiguration(Instance.class).run((second) -> {
+				DbLockLeaders b = second.getBean(DbLockLeaders.class);
+				new TransactionTemplate(first.getBean(PlatformTransactionManager.class)).executeWithoutResult((tx) -> {
+					a.yield("billing");
+					// the other instance takes the role while this transaction is still open
+					await().atMost(PATIENCE).until(() -> b.isLeader("billing"));
+				});
+			});
+		});
+	}
+
+	@Test
+	void aLeaderOnlyMethodThatAProxyCannotInterceptFailsStartUp() {
+		instances().withBean(FinalJobs.class)
+			.run((context) -> assertThat(failure(context)).isInstanceOf(DbLockException.class)
+				.hasMessageContaining("@LeaderOnly on " + FinalJobs.class.getName() + ".run")
+				.hasMessageContaining("a private, static or final method cannot be intercepted"));
+	}
+
+	@Test
+	void aRoleBeanWithoutAnyRoleConfiguredFailsStartUp() {
+		this.contextRunner.withPropertyValues("spring.datasource.url=jdbc:h2:mem:leader-norole;DB_CLOSE_DELAY=-1")
+			.withUserConfiguration(OtherRole.class)
+			.run((context) -> assertThat(failure(context)).isInstanceOf(DbLockException.class)
+				.hasMessage("The beans [reportsPoller] are marked @LeaderRole, but db-lock.leader.roles is empty: "
+						+ "they would never start; name their roles there"));
+	}
+
+	@Test
 	void aLeaderOnlyMethodNamingARoleNotConfiguredFailsStartUp() {
 		this.contextRunner.withPropertyValues("spring.datasource.url=jdbc:h2:mem:leader-bad;DB_CLOSE_DELAY=-1")
 			.withUserConfiguration(Instance.class)
@@ -234,10 +316,10 @@ class DbLockLeaderAutoConfigurationTests {
 				.hasStackTraceContaining("which is not a valid key: Lock key is 307 characters long"));
 		instances().withPropertyValues("db-lock.leader.lease=0s")
 			.run((context) -> assertThat(failure(context)).hasMessageContaining("db-lock.leader.lease must be positive"));
-		instances().withPropertyValues("db-lock.leader.lease=4s", "db-lock.watchdog.interval=3s")
+		instances().withPropertyValues("db-lock.leader.lease=4s", "db-lock.watchdog.interval=2400ms")
 			.run((context) -> assertThat(failure(context)).hasMessageStartingWith(
-					"db-lock.leader.lease (4s) is renewed every db-lock.watchdog.interval (3s)"));
-		instances().withPropertyValues("db-lock.leader.lease=4s", "db-lock.watchdog.interval=2999ms")
+					"db-lock.leader.lease (4s) is renewed every db-lock.watchdog.interval (2.4s)"));
+		instances().withPropertyValues("db-lock.leader.lease=4s", "db-lock.watchdog.interval=2399ms")
 			.run((context) -> assertThat(context).hasNotFailed());
 		instances().withPropertyValues("db-lock.leader.poll-interval=0s")
 			.run((context) -> assertThat(failure(context))
@@ -285,6 +367,42 @@ class DbLockLeaderAutoConfigurationTests {
 		@LeaderRole("billing")
 		Poller poller() {
 			return new Poller(false);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class YieldOnce {
+
+		@Bean
+		ApplicationListener<LeadershipGrantedEvent> yieldOnce(ObjectProvider<DbLockLeaders> leaders) {
+			AtomicInteger grants = new AtomicInteger();
+			return (event) -> {
+				if (grants.incrementAndGet() == 1) {
+					leaders.getObject().yield(event.role());
+				}
+			};
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class FailOnGrant {
+
+		@Bean
+		ApplicationListener<LeadershipGrantedEvent> failOnGrant() {
+			return (event) -> {
+				throw new IllegalStateException("a broken listener");
+			};
+		}
+
+	}
+
+	static class FinalJobs {
+
+		@LeaderOnly(role = "billing")
+		public final int run() {
+			return 1;
 		}
 
 	}
@@ -394,14 +512,29 @@ class DbLockLeaderAutoConfigurationTests {
 
 		private final boolean autoStartup;
 
+		private final AtomicInteger starts = new AtomicInteger();
+
 		private volatile boolean running;
+
+		private volatile List<String> order = new CopyOnWriteArrayList<>();
 
 		Poller(boolean autoStartup) {
 			this.autoStartup = autoStartup;
 		}
 
+		@Autowired(required = false)
+		void setOrder(Order order) {
+			this.order = order.lines();
+		}
+
+		int starts() {
+			return this.starts.get();
+		}
+
 		@Override
 		public void start() {
+			this.starts.incrementAndGet();
+			this.order.add("start");
 			this.running = true;
 		}
 
