@@ -49,7 +49,9 @@ import org.springframework.util.function.SingletonSupplier;
  * interval more; one that stops ({@link #stop()}, the context closing) or yields releases
  * the lease, and another candidate takes it within one poll interval.</li>
  * </ul>
- * Runs in the phase {@link #PHASE}: it starts after the engine and stops before the engine's
+ * One per engine: the leases are taken on the engine's worker threads, and a lease mode
+ * hold is reentrant by thread, so two of them on one engine would share a role's lease.
+ * <p>Runs in the phase {@link #PHASE}: it starts after the engine and stops before the engine's
  * shutdown (and after the web server's graceful shutdown), so that a stopping leader hands
  * over at once.
  *
