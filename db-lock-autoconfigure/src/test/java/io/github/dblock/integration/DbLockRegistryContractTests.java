@@ -4,10 +4,10 @@ import java.time.Duration;
 import java.util.ConcurrentModificationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.Lock;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.DbLockException;
@@ -195,6 +195,23 @@ abstract class DbLockRegistryContractTests {
 		DistributedLock lock = this.nodeB.obtain("busy");
 		assertThat(lock.tryLock(Duration.ofSeconds(5), Duration.ofSeconds(10))).isTrue();
 		lock.unlock();
+	}
+
+	@Test
+	void executeLockedRunsHoldingTheLockAndTimesOutWhileAnotherNodeHoldsIt() throws Exception {
+		assertThat(this.nodeA.executeLocked("task", () -> this.nodeB.obtain("task").tryLock())).isFalse();
+		DistributedLock held = this.nodeB.obtain("task");
+		held.lock();
+		try {
+			assertThatExceptionOfType(TimeoutException.class)
+				.isThrownBy(() -> this.nodeA.executeLocked("task", Duration.ofMillis(200), () -> {
+					throw new AssertionError("ran without the lock");
+				}));
+		}
+		finally {
+			held.unlock();
+		}
+		assertThat(this.nodeA.executeLocked("task", Duration.ofSeconds(5), () -> "ran")).isEqualTo("ran");
 	}
 
 	@Test
