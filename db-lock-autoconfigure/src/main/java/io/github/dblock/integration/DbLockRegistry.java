@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 
 import io.github.dblock.DbLockException;
+import io.github.dblock.LockHandle;
 import io.github.dblock.LockLostException;
 import io.github.dblock.support.DbLockLock;
 import io.github.dblock.support.DbLockTemplate;
@@ -45,7 +46,12 @@ import org.springframework.util.ConcurrentReferenceHashMap;
  * while held (expired, or taken over) throws {@link ConcurrentModificationException}, as
  * Spring Integration's {@code JdbcLockRegistry} does, with db-lock's
  * {@link LockLostException} as its cause (unless {@code db-lock.on-lost-lease=log}: then
- * the loss is only logged). Conditions are not supported.</li>
+ * the loss is only logged). A thread whose hold was lost cannot take the key again before it
+ * unlocked that hold: {@code lock} and {@code tryLock} throw
+ * {@link ConcurrentModificationException} (a {@code LockRegistryLeaderInitiator} then
+ * revokes its leadership, unlocks, and stands again), where db-lock alone would take the key
+ * afresh for the inner acquisition and give it back at its unlock. Conditions are not
+ * supported.</li>
  * <li>{@link #renewLock(Object, Duration)} extends the current thread's fixed lease;
  * a lease renewed by the watchdog needs no renewal and is left as it is.</li>
  * </ul>
@@ -134,27 +140,32 @@ public class DbLockRegistry implements RenewableLockRegistry<DistributedLock> {
 
 		@Override
 		public void lock() {
+			checkNotLost();
 			this.delegate.lock();
 		}
 
 		@Override
 		public void lock(Duration ttl) {
 			Assert.notNull(ttl, "'ttl' must not be null");
+			checkNotLost();
 			this.delegate.lock(ttl);
 		}
 
 		@Override
 		public void lockInterruptibly() throws InterruptedException {
+			checkNotLost();
 			this.delegate.lockInterruptibly();
 		}
 
 		@Override
 		public boolean tryLock() {
+			checkNotLost();
 			return this.delegate.tryLock();
 		}
 
 		@Override
 		public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
+			checkNotLost();
 			return this.delegate.tryLock(time, unit);
 		}
 
@@ -162,6 +173,7 @@ public class DbLockRegistry implements RenewableLockRegistry<DistributedLock> {
 		public boolean tryLock(Duration waitTime, Duration ttl) throws InterruptedException {
 			Assert.notNull(waitTime, "'waitTime' must not be null");
 			Assert.notNull(ttl, "'ttl' must not be null");
+			checkNotLost();
 			return this.delegate.tryLock(waitTime, ttl);
 		}
 
@@ -174,6 +186,19 @@ public class DbLockRegistry implements RenewableLockRegistry<DistributedLock> {
 				throw new ConcurrentModificationException("Lock '" + ex.getKey() + "' was lost at " + ex.getLostSince()
 						+ " while held: its lease ended or another owner took it over. The integrity of data protected "
 						+ "by this lock may have been compromised.", ex);
+			}
+		}
+
+		/**
+		 * Refuses a re-entry into a hold that was lost: the engine would take the key
+		 * afresh and release it at the inner unlock, leaving the outer holder unaware.
+		 */
+		private void checkNotLost() {
+			LockHandle current = this.delegate.current();
+			if (current != null && !current.isHeld()) {
+				throw new ConcurrentModificationException("Lock '" + current.key() + "' was lost while this thread "
+						+ "held it" + current.lostSince().map((at) -> " (at " + at + ")").orElse("")
+						+ ": its lease ended or another owner took it over; unlock it before taking it again");
 			}
 		}
 

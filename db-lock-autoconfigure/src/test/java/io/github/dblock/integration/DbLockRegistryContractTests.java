@@ -246,10 +246,29 @@ abstract class DbLockRegistryContractTests {
 		assertThat(waited).isGreaterThan(Duration.ofMillis(500));
 		// the first holder's lease is gone: it cannot be renewed, and unlocking it says so, as JdbcLockRegistry does
 		assertThatExceptionOfType(IllegalStateException.class).isThrownBy(() -> this.nodeA.renewLock("ttl"));
+		assertThatExceptionOfType(ConcurrentModificationException.class).isThrownBy(lock::tryLock);
 		assertThatExceptionOfType(ConcurrentModificationException.class).isThrownBy(lock::unlock)
 			.withMessageContaining("si:ttl");
 		assertThat(this.nodeA.obtain("ttl").tryLock()).isFalse();
 		other.unlock();
+	}
+
+	@Test
+	void aThreadWhoseHoldWasLostCannotReenterBeforeItUnlocks() throws Exception {
+		DistributedLock lock = this.nodeA.obtain("lost");
+		lock.lock(Duration.ofMillis(300));
+		// nobody takes it: its time is over on the local clock all the same
+		await().pollInSameThread().atMost(Duration.ofSeconds(10))
+			.until(() -> !this.templateA.obtain("lost").current().isHeld());
+		assertThatExceptionOfType(ConcurrentModificationException.class).isThrownBy(lock::tryLock)
+			.withMessageContaining("si:lost");
+		assertThatExceptionOfType(ConcurrentModificationException.class)
+			.isThrownBy(() -> lock.lock(Duration.ofSeconds(10)));
+		assertThatExceptionOfType(ConcurrentModificationException.class).isThrownBy(lock::unlock);
+		assertThat(lock.tryLock()).isTrue();
+		lock.unlock();
+		assertThat(this.nodeB.obtain("lost").tryLock()).isTrue();
+		this.nodeB.obtain("lost").unlock();
 	}
 
 	@Test
@@ -331,6 +350,24 @@ abstract class DbLockRegistryContractTests {
 		}
 		assertThat(samples.get()).isPositive();
 		assertThat(bothLeading).hasValue(0);
+	}
+
+	@Test
+	void theLeaderInitiatorStandsAgainAfterItsLeaseWasLost() throws Exception {
+		Node a = new Node("a", this.nodeA);
+		try {
+			a.initiator.start();
+			await().atMost(Duration.ofSeconds(20)).until(() -> a.granted.get() == 1);
+			// the lease is lost behind the leader's back; nobody else wants the key
+			this.jdbc.update("DELETE FROM " + TestDatabase.TABLE);
+			// its watchdog finds it lost, its next heartbeat revokes, and it is elected afresh
+			await().atMost(Duration.ofSeconds(20)).until(() -> a.revoked.get() == 1 && a.granted.get() == 2);
+			assertThat(a.initiator.getContext().isLeader()).isTrue();
+			assertThat(this.jdbc.queryForObject("SELECT COUNT(*) FROM " + TestDatabase.TABLE, Integer.class)).isOne();
+		}
+		finally {
+			a.initiator.destroy();
+		}
 	}
 
 	/** A candidate of the role and its initiator, counting its grants and revocations. */
