@@ -169,6 +169,23 @@ abstract class DbLockRegistryContractTests {
 		DistributedLock other = this.nodeB.obtain("reentrant");
 		assertThat(other.tryLock()).isTrue();
 		other.unlock();
+		// a fixed lease inside a renewed one serves as it is; a renewed one inside a fixed one is refused
+		lock.lock();
+		lock.lock(Duration.ofSeconds(10));
+		lock.unlock();
+		lock.unlock();
+		lock.lock(Duration.ofSeconds(10));
+		try {
+			assertThat(lock.tryLock(Duration.ofSeconds(1), Duration.ofSeconds(20))).isTrue();
+			lock.unlock();
+			assertThatExceptionOfType(DbLockException.class).isThrownBy(lock::tryLock);
+			assertThat(this.nodeB.obtain("reentrant").tryLock()).isFalse();
+		}
+		finally {
+			lock.unlock();
+		}
+		assertThat(this.nodeB.obtain("reentrant").tryLock()).isTrue();
+		this.nodeB.obtain("reentrant").unlock();
 	}
 
 	@Test
