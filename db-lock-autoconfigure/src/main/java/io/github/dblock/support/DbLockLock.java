@@ -8,6 +8,7 @@ import io.github.dblock.LockReleaseException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
@@ -22,8 +23,15 @@ import org.jspecify.annotations.Nullable;
  * {@link DbLockTemplate#readWriteLock(String)}. Every lock the template gives for one key acts as
  * one: what a thread locked through one, it may unlock through another, as users of
  * {@code LockRegistry.obtain} expect; no lock object is kept once its thread unlocked.
+ * <p>
+ * The methods of {@link Lock} take the key with the default lease, renewed by the watchdog
+ * while held; {@link #lock(Duration)} and {@link #tryLock(Duration, Duration)} take it with a
+ * fixed lease, which ends on time even if the holder still runs, and {@link #renew(Duration)}
+ * extends the current thread's fixed lease.
+ *
+ * @since 0.1.0
  */
-final class DbLockLock implements Lock {
+public final class DbLockLock implements Lock {
 
 	/** Long enough to be forever, short enough that deadlines computed from it do not overflow. */
 	private static final Duration FOREVER = Duration.ofNanos(Long.MAX_VALUE / 4);
@@ -81,13 +89,35 @@ final class DbLockLock implements Lock {
 		this.handles.get().computeIfAbsent(this.slot, (k) -> new ArrayDeque<>()).push(handle);
 	}
 
+	/**
+	 * Acquires the lock with the default lease, renewed while held, waiting as long as it
+	 * takes; an interrupt does not end the wait (the thread's interrupt flag is set again
+	 * once the lock is held).
+	 */
 	@Override
 	public void lock() {
+		lockUninterruptibly(null);
+	}
+
+	/**
+	 * Acquires the lock with a fixed lease, waiting as long as it takes, as {@link #lock()}
+	 * does. A thread that already holds the key with a lease that ends sooner has it extended
+	 * to {@code lease} from now; one that holds it with a renewed lease keeps that.
+	 * @param lease the fixed lease, positive
+	 * @throws io.github.dblock.DbLockException if the thread holds the key with a fixed lease
+	 * and asks again without one (see {@link #lock()}): db-lock does not turn a fixed lease
+	 * into a renewed one
+	 */
+	public void lock(Duration lease) {
+		lockUninterruptibly(lease);
+	}
+
+	private void lockUninterruptibly(@Nullable Duration lease) {
 		boolean interrupted = false;
 		try {
 			while (true) {
 				try {
-					hold(acquire(FOREVER));
+					hold(acquire(FOREVER, lease));
 					return;
 				}
 				catch (InterruptedException ex) {
@@ -103,11 +133,21 @@ final class DbLockLock implements Lock {
 		}
 	}
 
+	/**
+	 * Acquires the lock with the default lease, renewed while held, waiting until it is
+	 * free or the thread is interrupted.
+	 * @throws InterruptedException if interrupted before the lock was acquired
+	 */
 	@Override
 	public void lockInterruptibly() throws InterruptedException {
-		hold(acquire(FOREVER));
+		hold(acquire(FOREVER, null));
 	}
 
+	/**
+	 * Acquires the lock with the default lease, renewed while held, if no other owner holds
+	 * it: one attempt, no wait.
+	 * @return whether acquired
+	 */
 	@Override
 	public boolean tryLock() {
 		return this.template.engine()
@@ -119,14 +159,79 @@ final class DbLockLock implements Lock {
 			.orElse(false);
 	}
 
+	/**
+	 * Acquires the lock with the default lease, renewed while held, waiting at most the
+	 * given time.
+	 * @param time how long to wait; zero or less for one attempt
+	 * @param unit the unit of {@code time}
+	 * @return whether acquired
+	 * @throws InterruptedException if interrupted before the lock was acquired
+	 */
 	@Override
 	public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
-		LockHandle handle = acquire(Duration.ofNanos(Math.max(0, unit.toNanos(time))));
+		return tryLock(Duration.ofNanos(Math.max(0, unit.toNanos(time))), null);
+	}
+
+	/**
+	 * Acquires the lock with a fixed lease, waiting at most {@code wait}; a thread that
+	 * already holds the key is served as by {@link #lock(Duration)}.
+	 * @param wait how long to wait; zero for one attempt
+	 * @param lease the fixed lease, positive; {@code null} for the default lease, renewed
+	 * while held
+	 * @return whether acquired
+	 * @throws InterruptedException if interrupted before the lock was acquired
+	 */
+	public boolean tryLock(Duration wait, @Nullable Duration lease) throws InterruptedException {
+		LockHandle handle = acquire(wait.isNegative() ? Duration.ZERO : wait, lease);
 		if (handle == null) {
 			return false;
 		}
 		push(handle);
 		return true;
+	}
+
+	/**
+	 * Extends the current thread's fixed lease of this key to at least {@code lease} from
+	 * the database's now, with one statement checked against its owner and token (none if
+	 * that much is left already). A lease that is renewed by the watchdog stays as it is:
+	 * the watchdog renews it. Nothing is acquired: a lease that may have ended is not
+	 * renewed.
+	 * @param lease the lease from now, positive; {@code null} for the default lease
+	 * @return whether the thread holds the key, its lease renewed, when this returns
+	 * @throws IllegalMonitorStateException if the thread does not hold the key through a lock
+	 * of this template
+	 */
+	public boolean renew(@Nullable Duration lease) {
+		LockHandle held = current();
+		if (held == null) {
+			throw new IllegalMonitorStateException("The current thread does not hold lock '" + this.key + "'"
+					+ ((this.mode != DbLockMode.LEASE) ? " in the " + this.mode + " mode" : ""));
+		}
+		if (!held.isHeld()) {
+			return false;
+		}
+		// a re-entry with a fixed lease extends a fixed lease that ends sooner, and is let go at once
+		LockRequest request = this.template.request(this.mode, this.key, Duration.ZERO,
+				(lease != null) ? lease : this.template.defaultLease(), Duration.ZERO);
+		Optional<LockHandle> again = this.template.engine().tryAcquire(request);
+		again.ifPresent(LockHandle::close);
+		return again.isPresent() && held.isHeld();
+	}
+
+	/**
+	 * The handle of the current thread's latest acquisition of this key that it has not
+	 * unlocked yet, through this lock or another of the template for the same key and mode.
+	 * @return the handle, or {@code null} if the thread does not hold the key this way
+	 */
+	public @Nullable LockHandle current() {
+		ArrayDeque<LockHandle> held = this.handles.get().get(this.slot);
+		if (held == null) {
+			if (this.handles.get().isEmpty()) {
+				this.handles.remove();
+			}
+			return null;
+		}
+		return held.peek();
 	}
 
 	/**
@@ -156,16 +261,20 @@ final class DbLockLock implements Lock {
 		this.template.release(handle, null);
 	}
 
+	/**
+	 * Not supported.
+	 * @throws UnsupportedOperationException always
+	 */
 	@Override
 	public Condition newCondition() {
 		throw new UnsupportedOperationException("db-lock does not support conditions");
 	}
 
-	private @Nullable LockHandle acquire(Duration wait) throws InterruptedException {
+	private @Nullable LockHandle acquire(Duration wait, @Nullable Duration lease) throws InterruptedException {
 		if (Thread.interrupted()) {
 			throw new InterruptedException();
 		}
-		LockRequest request = this.template.request(this.mode, this.key, wait, null, Duration.ZERO);
+		LockRequest request = this.template.request(this.mode, this.key, wait, lease, Duration.ZERO);
 		return this.template.engine().acquireInterruptibly(request);
 	}
 

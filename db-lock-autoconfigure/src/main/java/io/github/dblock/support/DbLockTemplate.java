@@ -382,11 +382,12 @@ public class DbLockTemplate {
 	 * thread that holds it; {@code unlock()} from another thread throws
 	 * {@link IllegalMonitorStateException}; conditions are not supported. Every call for
 	 * one key gives a lock that acts as the same one: {@code obtain(k).lock()} then
-	 * {@code obtain(k).unlock()} releases.
+	 * {@code obtain(k).unlock()} releases. Its {@link DbLockLock#lock(Duration)} and
+	 * {@link DbLockLock#tryLock(Duration, Duration)} take the key with a fixed lease instead.
 	 * @param key the key, without the prefix
 	 * @return the lock
 	 */
-	public Lock obtain(String key) {
+	public DbLockLock obtain(String key) {
 		storedKey(key);
 		return new DbLockLock(this, key, DbLockMode.LEASE, this.lockHandles);
 	}
@@ -438,6 +439,10 @@ public class DbLockTemplate {
 
 	LockEngine engine() {
 		return this.engine;
+	}
+
+	Duration defaultLease() {
+		return this.defaultLease;
 	}
 
 	LockRequest request(DbLockMode mode, String key, Duration wait, @Nullable Duration lease, Duration minimumHold) {
