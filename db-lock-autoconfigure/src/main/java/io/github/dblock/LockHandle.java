@@ -82,7 +82,7 @@ public interface LockHandle extends AutoCloseable {
 	 * statement that took or last renewed it was sent). Never waits for I/O.
 	 * @return the time left; {@link Duration#ZERO} once not held; for a lock without a lease
 	 * (the transaction and named modes), a duration longer than any lease while held
-	 * @since 0.9.0
+	 * @since 0.1.0
 	 */
 	default Duration remaining() {
 		return isHeld() ? FOREVER : Duration.ZERO;

@@ -18,7 +18,7 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
  * from the lock table, one statement per role), with its term and since when, and this
  * instance's candidacy.
  *
- * @since 0.9.0
+ * @since 0.1.0
  */
 @Endpoint(id = "dblockleaders")
 public class DbLockLeadersEndpoint {

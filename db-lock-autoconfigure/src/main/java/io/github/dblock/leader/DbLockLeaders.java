@@ -55,7 +55,7 @@ import org.springframework.util.function.SingletonSupplier;
  * shutdown (and after the web server's graceful shutdown), so that a stopping leader hands
  * over at once.
  *
- * @since 0.9.0
+ * @since 0.1.0
  */
 public class DbLockLeaders implements SmartLifecycle {
 

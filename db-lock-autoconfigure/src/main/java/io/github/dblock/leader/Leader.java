@@ -12,7 +12,7 @@ import java.time.Instant;
  * leader
  * @param since when the leadership began, in the database's time
  * @param expiresAt when its lease ends unless renewed, in the database's time
- * @since 0.9.0
+ * @since 0.1.0
  */
 public record Leader(String role, String owner, long term, Instant since, Instant expiresAt) {
 }

@@ -23,7 +23,7 @@ import java.lang.annotation.Target;
  * public void closeInvoices() { ... }
  * </pre>
  *
- * @since 0.9.0
+ * @since 0.1.0
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)

@@ -31,7 +31,7 @@ import org.springframework.util.function.SingletonSupplier;
  * checks, when a bean is created, that each names a configured role; its advice runs the
  * method on the role's leader alone and returns the documented empty value elsewhere.
  *
- * @since 0.9.0
+ * @since 0.1.0
  */
 public final class LeaderOnlyAdvisor extends AbstractPointcutAdvisor {
 

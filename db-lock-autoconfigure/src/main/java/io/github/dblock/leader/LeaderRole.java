@@ -14,7 +14,7 @@ import java.lang.annotation.Target;
  * {@code false} (else the context would start it on every instance) and the role must be
  * listed in {@code db-lock.leader.roles}; otherwise the application does not start.
  *
- * @since 0.9.0
+ * @since 0.1.0
  */
 @Target({ ElementType.TYPE, ElementType.METHOD })
 @Retention(RetentionPolicy.RUNTIME)

@@ -7,7 +7,7 @@ import org.springframework.context.ApplicationEvent;
  * {@link LeaderRole} beans are started. Every granted event of a role is followed by a
  * {@link LeadershipRevokedEvent} of the same term before the next granted event.
  *
- * @since 0.9.0
+ * @since 0.1.0
  */
 public class LeadershipGrantedEvent extends ApplicationEvent {
 

@@ -10,7 +10,7 @@ import org.springframework.context.ApplicationEvent;
  * left on the local clock, so before another node can take the role (unless the listeners
  * or the role's beans take longer than that to return).
  *
- * @since 0.9.0
+ * @since 0.1.0
  */
 public class LeadershipRevokedEvent extends ApplicationEvent {
 

@@ -47,7 +47,7 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
  * {@link io.github.dblock.leader.LeaderOnly} (always, so that a method naming a role that is
  * not configured fails start-up).
  *
- * @since 0.9.0
+ * @since 0.1.0
  */
 @AutoConfiguration(after = DbLockAutoConfiguration.class)
 @ConditionalOnBean(DbLockTemplate.class)

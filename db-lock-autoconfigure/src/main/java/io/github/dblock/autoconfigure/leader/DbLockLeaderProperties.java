@@ -9,7 +9,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 /**
  * db-lock's leader election: {@code db-lock.leader.*}.
  *
- * @since 0.9.0
+ * @since 0.1.0
  */
 @ConfigurationProperties("db-lock.leader")
 public class DbLockLeaderProperties {
