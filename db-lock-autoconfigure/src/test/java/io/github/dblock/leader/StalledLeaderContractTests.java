@@ -1,6 +1,5 @@
 package io.github.dblock.leader;
 
-import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -47,15 +46,8 @@ abstract class StalledLeaderContractTests {
 	@Test
 	void aLeaderCutFromTheDatabaseStepsDownBeforeItsLeaseEndsThere() throws Exception {
 		TestDatabase.Connection settings = database().connection();
-		URI target = URI.create(settings.url().substring("jdbc:".length()));
-		try (HikariDataSource direct = database().dataSource(4);
-				StallingProxy proxy = new StallingProxy(target.getHost(), target.getPort())) {
-			HikariConfig config = new HikariConfig();
-			config.setJdbcUrl(settings.url().replace("//" + target.getRawAuthority() + "/",
-					"//127.0.0.1:" + proxy.port() + "/"));
-			config.setUsername(settings.user());
-			config.setPassword(settings.password());
-			config.setMaximumPoolSize(4);
+		try (HikariDataSource direct = database().dataSource(4); StallingProxy proxy = StallingProxy.before(settings)) {
+			HikariConfig config = proxy.poolConfig(settings, 4);
 			config.setConnectionTimeout(1000);
 			LockRepository repositoryB = new JdbcLockRepository(direct, database().dialect(direct), Duration.ofSeconds(1));
 			try (HikariDataSource proxied = new HikariDataSource(config);

@@ -1,6 +1,5 @@
 package io.github.dblock.nodes;
 
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -51,7 +50,6 @@ abstract class StalledCommitContractTests {
 	@Test
 	void aStalledHolderCannotCommitAfterATakeOverWithTheGuardAndLosesAnUpdateWithout() throws Exception {
 		TestDatabase.Connection settings = database().connection();
-		URI target = URI.create(settings.url().substring("jdbc:".length()));
 		try (HikariDataSource dataSource = database().dataSource(4);
 				LockEngine taker = new LockEngine(new JdbcLockRepository(dataSource, database().dialect(dataSource)),
 						LockEngineSettings.of(new Backoff(Duration.ofMillis(5), Duration.ofMillis(100))))) {
@@ -68,12 +66,12 @@ abstract class StalledCommitContractTests {
 			int lostGuarded = 0;
 			int staleCommitsGuarded = 0;
 			for (int run = 0; run < GUARDED_RUNS; run++) {
-				Map<String, String> result = run(jdbc, taker, target, settings, true, run);
+				Map<String, String> result = run(jdbc, taker, settings, true, run);
 				lostGuarded += lost(jdbc);
 				staleCommitsGuarded += result.get("committed").equals("true") ? 1 : 0;
 				assertThat(result).containsEntry("failure", "io.github.dblock.LockLostException");
 			}
-			Map<String, String> unguarded = run(jdbc, taker, target, settings, false, GUARDED_RUNS);
+			Map<String, String> unguarded = run(jdbc, taker, settings, false, GUARDED_RUNS);
 			int lostUnguarded = lost(jdbc);
 			System.out.println(database() + " stalled commit: with the guard, " + GUARDED_RUNS + " runs, "
 					+ staleCommitsGuarded + " stale commits, " + lostGuarded + " lost updates; without it, 1 run, "
@@ -92,15 +90,15 @@ abstract class StalledCommitContractTests {
 		return (int) (written - counter);
 	}
 
-	private Map<String, String> run(JdbcTemplate jdbc, LockEngine taker, URI target, TestDatabase.Connection settings,
+	private Map<String, String> run(JdbcTemplate jdbc, LockEngine taker, TestDatabase.Connection settings,
 			boolean guarded, int run) throws Exception {
 		jdbc.update("UPDATE db_lock_test_guard_stall_counter SET counter_value = 0");
 		jdbc.update("DELETE FROM db_lock_test_guard_stall_log");
 		jdbc.update("UPDATE db_lock_test_guard_stall_signal SET phase = 0");
 		Path go = this.files.resolve("go-" + run);
 		ExecutorService threads = Executors.newSingleThreadExecutor();
-		try (StallingProxy proxy = new StallingProxy(target.getHost(), target.getPort())) {
-			String proxied = settings.url().replace("//" + target.getRawAuthority() + "/", "//127.0.0.1:" + proxy.port() + "/");
+		try (StallingProxy proxy = StallingProxy.before(settings)) {
+			String proxied = proxy.url(settings);
 			NodeSupport.Node node = NodeSupport.start(GuardedCounterNode.class,
 					new TestDatabase.Connection(proxied, settings.user(), settings.password(), false), guarded, go);
 			try {

@@ -1,6 +1,5 @@
 package io.github.dblock.nodes;
 
-import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -40,15 +39,8 @@ abstract class StalledTrafficContractTests {
 	@Test
 	void anAcquisitionWhoseReplyIsLostLeavesNoRowOnceTheDatabaseAnswersAgain() throws Exception {
 		TestDatabase.Connection settings = database().connection();
-		URI target = URI.create(settings.url().substring("jdbc:".length()));
-		try (HikariDataSource direct = database().dataSource(2);
-				StallingProxy proxy = new StallingProxy(target.getHost(), target.getPort())) {
-			HikariConfig config = new HikariConfig();
-			config.setJdbcUrl(settings.url().replace("//" + target.getRawAuthority() + "/",
-					"//127.0.0.1:" + proxy.port() + "/"));
-			config.setUsername(settings.user());
-			config.setPassword(settings.password());
-			config.setMaximumPoolSize(2);
+		try (HikariDataSource direct = database().dataSource(2); StallingProxy proxy = StallingProxy.before(settings)) {
+			HikariConfig config = proxy.poolConfig(settings, 2);
 			config.setConnectionTimeout(1000);
 			try (HikariDataSource proxied = new HikariDataSource(config);
 					LockEngine node = new LockEngine(
@@ -99,15 +91,8 @@ abstract class StalledTrafficContractTests {
 	 */
 	private long[] stalledAcquisition(boolean ownPool) throws Exception {
 		TestDatabase.Connection settings = database().connection();
-		URI target = URI.create(settings.url().substring("jdbc:".length()));
-		try (HikariDataSource direct = database().dataSource(2);
-				StallingProxy proxy = new StallingProxy(target.getHost(), target.getPort())) {
-			HikariConfig config = new HikariConfig();
-			config.setJdbcUrl(settings.url().replace("//" + target.getRawAuthority() + "/",
-					"//127.0.0.1:" + proxy.port() + "/"));
-			config.setUsername(settings.user());
-			config.setPassword(settings.password());
-			config.setMaximumPoolSize(2);
+		try (HikariDataSource direct = database().dataSource(2); StallingProxy proxy = StallingProxy.before(settings)) {
+			HikariConfig config = proxy.poolConfig(settings, 2);
 			String bypass = System.setProperty("com.zaxxer.hikari.aliveBypassWindowMs", "-1");
 			HikariDataSource proxied = new HikariDataSource(config);
 			DbLockConnectionPool own = ownPool ? new DbLockConnectionPool(proxied, 2, Duration.ofSeconds(1)) : null;
@@ -160,9 +145,8 @@ abstract class StalledTrafficContractTests {
 	@Test
 	void aStalledNodeLosesItsLeaseAndItsWriteIsFencedOff() throws Exception {
 		TestDatabase.Connection settings = database().connection();
-		URI target = URI.create(settings.url().substring("jdbc:".length()));
 		try (HikariDataSource dataSource = database().dataSource(4);
-				StallingProxy proxy = new StallingProxy(target.getHost(), target.getPort());
+				StallingProxy proxy = StallingProxy.before(settings);
 				LockEngine other = new LockEngine(new JdbcLockRepository(dataSource, database().dialect(dataSource)),
 						LockEngineSettings.of(new Backoff(Duration.ofMillis(5), Duration.ofMillis(100))))) {
 			JdbcTemplate jdbc = new JdbcTemplate(dataSource);
@@ -175,8 +159,7 @@ abstract class StalledTrafficContractTests {
 			jdbc.execute("CREATE TABLE stall_signal (phase INT)");
 			jdbc.update("INSERT INTO stall_counter VALUES (1, 0, 0)");
 			jdbc.update("INSERT INTO stall_signal VALUES (0)");
-			String proxied = settings.url().replace("//" + target.getRawAuthority() + "/",
-					"//127.0.0.1:" + proxy.port() + "/");
+			String proxied = proxy.url(settings);
 			NodeSupport.Node stalled = NodeSupport.start(StalledNode.class,
 					new TestDatabase.Connection(proxied, settings.user(), settings.password(), false));
 			try {

@@ -6,10 +6,13 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.URI;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+
+import com.zaxxer.hikari.HikariConfig;
 
 /**
  * A TCP proxy on loopback in front of a database, whose traffic a test can stall (bytes
@@ -44,6 +47,45 @@ public final class StallingProxy implements AutoCloseable {
 		this.targetHost = targetHost;
 		this.targetPort = targetPort;
 		daemon(this::accept, "proxy-accept");
+	}
+
+	/**
+	 * Starts a proxy in front of a test database's server.
+	 * @param database the database's connection settings
+	 * @return the proxy
+	 * @throws IOException if no port can be bound
+	 */
+	public static StallingProxy before(TestDatabase.Connection database) throws IOException {
+		URI target = target(database);
+		return new StallingProxy(target.getHost(), target.getPort());
+	}
+
+	/**
+	 * The JDBC URL of a test database through this proxy.
+	 * @param database the database's connection settings
+	 * @return the URL
+	 */
+	public String url(TestDatabase.Connection database) {
+		return database.url().replace("//" + target(database).getRawAuthority() + "/", "//127.0.0.1:" + port() + "/");
+	}
+
+	/**
+	 * A pool's configuration for a test database through this proxy.
+	 * @param database the database's connection settings
+	 * @param poolSize the pool's size
+	 * @return the configuration, to complete
+	 */
+	public HikariConfig poolConfig(TestDatabase.Connection database, int poolSize) {
+		HikariConfig config = new HikariConfig();
+		config.setJdbcUrl(url(database));
+		config.setUsername(database.user());
+		config.setPassword(database.password());
+		config.setMaximumPoolSize(poolSize);
+		return config;
+	}
+
+	private static URI target(TestDatabase.Connection database) {
+		return URI.create(database.url().substring("jdbc:".length()));
 	}
 
 	/** The port clients connect to. */
