@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -14,6 +15,7 @@ import java.util.concurrent.locks.LockSupport;
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.engine.LockEngine;
 import io.github.dblock.jdbc.JdbcLockRepository;
+import io.github.dblock.jdbc.LockRow;
 import io.github.dblock.jdbc.dialect.SqlDialect;
 import io.github.dblock.leader.DbLockLeaders;
 import io.github.dblock.leader.LeadershipGrantedEvent;
@@ -33,11 +35,14 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * Prints, one line each:
  * <ul>
  * <li>{@code READY,<nanoTime>} once the election runs;</li>
- * <li>{@code G,<term>,<dbMicros>,<nanoTime>} on each granted event, both times read in the
+ * <li>{@code G,<term>,<dbMicros>,<nanoTime>,<lease>} on each granted event, all read in the
  * listener, after the grant: from then on at the latest this process says it leads;</li>
- * <li>{@code R,<term>,<reason>,<dbMicros>,<nanoTime>} on each revoked event, both times read
+ * <li>{@code R,<term>,<reason>,<dbMicros>,<nanoTime>,<lease>} on each revoked event, all read
  * in the listener, before it returns, so before the lease is released: by then this process
  * no longer says it leads, and no other can have the lease;</li>
+ * <li>where {@code <lease>}, read after the database's time, says whose valid lease of the
+ * role the database had then: {@code held} (this term's), {@code other-<term>} or
+ * {@code none};</li>
  * <li>{@code S+,<term>,<nanoTime>} and {@code S-,<term>,<nanoTime>}: what a sampler asking
  * {@link DbLockLeaders#term(String)} (that is {@link DbLockLeaders#isLeader(String)} and the
  * term) every few milliseconds saw: the first sample that said it leads (the time read after
@@ -75,21 +80,25 @@ public final class LeaderNode {
 						"//127.0.0.1:" + proxy.port() + "/"), args[1], args[2], 6);
 				HikariDataSource observed = NodeSupport.dataSource(args[0], args[1], args[2], 2)) {
 			JdbcLockRepository repository = NodeSupport.repository(dataSource);
+			JdbcLockRepository observer = NodeSupport.repository(observed);
 			JdbcTemplate clock = new JdbcTemplate(observed);
-			SqlDialect dialect = NodeSupport.repository(observed).dialect();
-			ApplicationEventPublisher publisher = (event) -> {
-				if (event instanceof LeadershipGrantedEvent granted) {
-					long nanos = System.nanoTime();
-					System.out.println("G," + granted.term() + "," + databaseMicros(clock, dialect) + "," + nanos);
-				}
-				else if (event instanceof LeadershipRevokedEvent revoked) {
-					long micros = databaseMicros(clock, dialect);
-					System.out.println("R," + revoked.term() + "," + revoked.reason() + "," + micros + ","
-							+ System.nanoTime());
-				}
-			};
 			try (LockEngine engine = NodeSupport.engine(repository)) {
 				DbLockTemplate template = new DbLockTemplate(engine, "", Duration.ofSeconds(10), Duration.ofMinutes(5));
+				String key = template.storedKey(DbLockLeaders.KEY_PREFIX + role);
+				ApplicationEventPublisher publisher = (event) -> {
+					if (event instanceof LeadershipGrantedEvent granted) {
+						long nanos = System.nanoTime();
+						long micros = databaseMicros(clock, observer.dialect());
+						System.out.println("G," + granted.term() + "," + micros + "," + nanos + ","
+								+ lease(observer, key, granted.term()));
+					}
+					else if (event instanceof LeadershipRevokedEvent revoked) {
+						long micros = databaseMicros(clock, observer.dialect());
+						String held = lease(observer, key, revoked.term());
+						System.out.println("R," + revoked.term() + "," + revoked.reason() + "," + micros + ","
+								+ System.nanoTime() + "," + held);
+					}
+				};
 				DbLockLeaders leaders = new DbLockLeaders(template, engine, repository, List.of(role), lease, poll,
 						publisher, Map::<String, List<SmartLifecycle>>of);
 				Sampler sampler = new Sampler(leaders, role, sampleNanos);
@@ -131,6 +140,25 @@ public final class LeaderNode {
 		catch (RuntimeException ex) {
 			System.out.println("ERR,the database's clock could not be read: " + ex.toString().replace('\n', ' '));
 			return -1;
+		}
+	}
+
+	/**
+	 * Whose lease of the role the database has, valid by its clock: {@code held} (the term's),
+	 * {@code other-<term>} or {@code none}.
+	 */
+	private static String lease(JdbcLockRepository observer, String key, long term) {
+		try {
+			Optional<LockRow> row = observer.validRow(key);
+			if (row.isEmpty()) {
+				return "none";
+			}
+			long held = LockEngine.firstFencingToken(row.get().token());
+			return (held == term) ? "held" : "other-" + held;
+		}
+		catch (RuntimeException ex) {
+			System.out.println("ERR,the role's row could not be read: " + ex.toString().replace('\n', ' '));
+			return "unknown";
 		}
 	}
 

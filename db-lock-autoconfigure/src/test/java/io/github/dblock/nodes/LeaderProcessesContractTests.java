@@ -46,8 +46,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * grant is checked not to come before the dead lease's end as the database has it.
  * <p>
  * No two intervals of different processes may overlap; the terms, in the order of the
- * grants, must strictly increase; every grant has its revocation (but a killed leader's); a
- * leader cut off revokes ({@code LOST}) before another takes over; each fault is followed by
+ * grants, must strictly increase; every grant has its revocation (but a killed leader's); at
+ * each granted and revoked event the database has the term's lease, valid by its clock (read
+ * in the listener, after the time): a leader says it leads only while its lease holds in the
+ * database, whether or not another candidate happens to take over at that moment; a leader
+ * cut off revokes ({@code LOST}) before another takes over; each fault is followed by
  * a takeover, whose time is printed (no bound is asserted). The candidates also ask
  * {@link DbLockLeaders#isLeader(String) isLeader} every 20 ms: the runs of yes of different
  * processes must not overlap on the machine's monotonic clock, and none may last past its
@@ -207,7 +210,13 @@ abstract class LeaderProcessesContractTests {
 	private void check(Election election, List<Failover> kills, List<Failover> stops, List<Failover> stalls,
 			long tookMillis) {
 		synchronized (election.monitor) {
-			check(election.candidates, kills, stops, stalls, tookMillis);
+			try {
+				check(election.candidates, kills, stops, stalls, tookMillis);
+			}
+			catch (AssertionError ex) {
+				System.out.println(database() + " leader election failed; the processes printed:\n" + election.printed());
+				throw ex;
+			}
 		}
 	}
 
@@ -218,6 +227,8 @@ abstract class LeaderProcessesContractTests {
 		List<Interval> intervals = new ArrayList<>();
 		List<Run> runs = new ArrayList<>();
 		List<Grant> grants = new ArrayList<>();
+		// a granted or revoked event at which the database did not have the term's lease, valid
+		List<String> leasesNotHeld = new ArrayList<>();
 		long samples = 0;
 		long yes = 0;
 		for (Candidate candidate : candidates) {
@@ -231,10 +242,17 @@ abstract class LeaderProcessesContractTests {
 									+ open[1]);
 						}
 						open = line;
+						if (!"held".equals(line[4])) {
+							leasesNotHeld.add("process " + candidate.number + " granted term " + line[1] + ": " + line[4]);
+						}
 						grants.add(new Grant(candidate.number, Long.parseLong(line[1]), Long.parseLong(line[2]),
 								Long.parseLong(line[3])));
 					}
 					case "R" -> {
+						if (!"held".equals(line[5])) {
+							leasesNotHeld.add("process " + candidate.number + " revoked term " + line[1] + " (" + line[2]
+									+ "): " + line[5]);
+						}
 						if (open == null || !open[1].equals(line[1])) {
 							protocol.add("process " + candidate.number + " revoked term " + line[1] + " not granted before");
 						}
@@ -336,7 +354,8 @@ abstract class LeaderProcessesContractTests {
 		}
 		System.out.println(label + ": overlapping intervals " + overlaps.size() + overlaps + ", terms out of order "
 				+ termsOutOfOrder.size() + termsOutOfOrder + ", protocol violations " + protocol.size() + protocol
-				+ ", observer errors " + errors.size() + errors + "; samples " + samples + " (" + yes + " said leader) in "
+				+ ", observer errors " + errors.size() + errors + ", events without their lease in the database "
+				+ leasesNotHeld.size() + leasesNotHeld + "; samples " + samples + " (" + yes + " said leader) in "
 				+ runs.size() + " runs, runs of two processes at once " + runOverlaps.size() + runOverlaps
 				+ ", runs past their revocation " + runsOutside.size() + runsOutside);
 		System.out.println(label + ": " + kills.size() + " kills, takeover after the kill "
@@ -358,6 +377,7 @@ abstract class LeaderProcessesContractTests {
 			softly.assertThat(termsOutOfOrder).as("terms out of order").isEmpty();
 			softly.assertThat(protocol).as("protocol violations").isEmpty();
 			softly.assertThat(errors).as("observer errors").isEmpty();
+			softly.assertThat(leasesNotHeld).as("granted or revoked events without their lease in the database").isEmpty();
 			softly.assertThat(runOverlaps).as("runs of yes of two processes at once").isEmpty();
 			softly.assertThat(runsOutside).as("runs of yes past their revocation").isEmpty();
 			softly.assertThat(grants.stream().map(Grant::term).distinct().count()).as("distinct terms")
