@@ -3,7 +3,6 @@ package io.github.dblock.nodes;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.sql.Timestamp;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -98,6 +97,7 @@ abstract class LeaderProcessesContractTests {
 			List<Failover> stops = new ArrayList<>();
 			List<Failover> stalls = new ArrayList<>();
 			long started = System.nanoTime();
+			AssertionError failed = null;
 			try {
 				for (int i = 0; i < CANDIDATES; i++) {
 					election.awaitReady(election.start());
@@ -109,7 +109,7 @@ abstract class LeaderProcessesContractTests {
 					Thread.sleep(SETTLE_MILLIS);
 					Candidate leader = election.awaitLeader();
 					switch (fault % 3) {
-						case 0 -> kills.add(kill(election, leader, jdbc, dialect));
+						case 0 -> kills.add(killLeader(election, leader, jdbc, dialect));
 						case 1 -> stops.add(stop(election, leader));
 						default -> stalls.add(stall(election, leader));
 					}
@@ -125,15 +125,35 @@ abstract class LeaderProcessesContractTests {
 					candidate.fate = Fate.ENDED;
 				}
 			}
+			catch (AssertionError ex) {
+				// no takeover, say: the processes still running are killed, and what they did is checked all the same
+				failed = ex;
+				for (Candidate candidate : election.running()) {
+					kill(election, candidate, jdbc, dialect);
+				}
+			}
 			finally {
 				election.destroyAll();
 			}
 			check(election, kills, stops, stalls, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+			if (failed != null) {
+				throw failed;
+			}
 		}
 	}
 
 	/** Kills the leader with SIGKILL; its leadership ends, at the latest, once the process is gone. */
-	private static Failover kill(Election election, Candidate leader, JdbcTemplate jdbc, SqlDialect dialect)
+	private static Failover killLeader(Election election, Candidate leader, JdbcTemplate jdbc, SqlDialect dialect)
+			throws Exception {
+		long term = kill(election, leader, jdbc, dialect);
+		// the dead lease's end, as the database has it now that nobody renews it (unless already taken)
+		Long deadEnd = deadLeaseEnd(jdbc, term);
+		Grant next = election.awaitTakeover(term, leader, "after killing process " + leader.number);
+		return new Failover(leader.number, term, next, leader.killedMicros, deadEnd, "SIGKILL", -1);
+	}
+
+	/** Kills a process with SIGKILL, reads every line it printed and returns its last term. */
+	private static long kill(Election election, Candidate leader, JdbcTemplate jdbc, SqlDialect dialect)
 			throws Exception {
 		assertThat(leader.node.process().destroyForcibly().waitFor(AWAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
 		long killedNanos = System.nanoTime();
@@ -147,8 +167,12 @@ abstract class LeaderProcessesContractTests {
 			leader.killedNanos = killedNanos;
 			term = leader.lastTerm();
 		}
-		// the dead lease's end, as the database has it now that nobody renews it (unless already taken)
-		Long deadEnd = jdbc
+		return term;
+	}
+
+	/** The end of the lease of a term if the role's row is still that lease, in the database's time; else null. */
+	private static @Nullable Long deadLeaseEnd(JdbcTemplate jdbc, long term) {
+		return jdbc
 			.query("SELECT token, expires_at FROM " + TestDatabase.TABLE + " WHERE lock_key = ?",
 					(row, n) -> (LockEngine.firstFencingToken(row.getLong("token")) == term)
 							? SemaphoreHolderNode.micros(row.getTimestamp("expires_at")) : null,
@@ -157,8 +181,6 @@ abstract class LeaderProcessesContractTests {
 			.filter((at) -> at != null)
 			.findFirst()
 			.orElse(null);
-		Grant next = election.awaitTakeover(term, leader, "after killing process " + leader.number);
-		return new Failover(leader.number, term, next, killedMicros, deadEnd, "SIGKILL", -1);
 	}
 
 	/** Stops the leader's election gracefully: it revokes, releases, and the process ends. */
@@ -355,7 +377,7 @@ abstract class LeaderProcessesContractTests {
 		System.out.println(label + ": overlapping intervals " + overlaps.size() + overlaps + ", terms out of order "
 				+ termsOutOfOrder.size() + termsOutOfOrder + ", protocol violations " + protocol.size() + protocol
 				+ ", observer errors " + errors.size() + errors + ", events without their lease in the database "
-				+ leasesNotHeld.size() + leasesNotHeld + "; samples " + samples + " (" + yes + " said leader) in "
+				+ leasesNotHeld.size() + leasesNotHeld + "; samples of the processes that stopped " + samples + " (" + yes + " said leader) in "
 				+ runs.size() + " runs, runs of two processes at once " + runOverlaps.size() + runOverlaps
 				+ ", runs past their revocation " + runsOutside.size() + runsOutside);
 		System.out.println(label + ": " + kills.size() + " kills, takeover after the kill "
