@@ -1,6 +1,8 @@
 package io.github.dblock.nodes;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Timestamp;
@@ -12,6 +14,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
 import java.util.function.IntFunction;
 
 import javax.sql.DataSource;
@@ -78,13 +81,7 @@ public final class NodeSupport {
 
 	/** Starts a node: {@code main} with the database's settings, then {@code args}. */
 	public static Node start(Class<?> main, TestDatabase.Connection database, Object... args) throws IOException {
-		List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-				"-Xmx256m", "-cp", System.getProperty("java.class.path"), main.getName(), database.url(), database.user(),
-				database.password()));
-		for (Object arg : args) {
-			command.add(String.valueOf(arg));
-		}
-		Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+		Process process = new ProcessBuilder(command(main, database, args)).redirectErrorStream(true).start();
 		// read as it comes, so that a node never stalls on a full pipe and a hung one can be ended
 		CompletableFuture<String> output = new CompletableFuture<>();
 		Thread reader = new Thread(() -> {
@@ -98,6 +95,46 @@ public final class NodeSupport {
 		reader.setDaemon(true);
 		reader.start();
 		return new Node(process, output);
+	}
+
+	/**
+	 * Starts a node as {@link #start(Class, TestDatabase.Connection, Object...)} does, and
+	 * hands each line it prints to {@code lines} as it comes, on the reading thread; its
+	 * output completes with everything it printed once the process has ended (its end of
+	 * the pipe closed), killed or not.
+	 */
+	public static Node start(Class<?> main, TestDatabase.Connection database, Consumer<String> lines, Object... args)
+			throws IOException {
+		Process process = new ProcessBuilder(command(main, database, args)).redirectErrorStream(true).start();
+		CompletableFuture<String> output = new CompletableFuture<>();
+		Thread reader = new Thread(() -> {
+			StringBuilder printed = new StringBuilder();
+			try (BufferedReader in = new BufferedReader(
+					new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+				String line;
+				while ((line = in.readLine()) != null) {
+					printed.append(line).append('\n');
+					lines.accept(line);
+				}
+				output.complete(printed.toString());
+			}
+			catch (IOException | RuntimeException ex) {
+				output.completeExceptionally(ex);
+			}
+		}, "output of " + main.getSimpleName());
+		reader.setDaemon(true);
+		reader.start();
+		return new Node(process, output);
+	}
+
+	private static List<String> command(Class<?> main, TestDatabase.Connection database, Object... args) {
+		List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+				"-Xmx256m", "-cp", System.getProperty("java.class.path"), main.getName(), database.url(), database.user(),
+				database.password()));
+		for (Object arg : args) {
+			command.add(String.valueOf(arg));
+		}
+		return command;
 	}
 
 	/**
