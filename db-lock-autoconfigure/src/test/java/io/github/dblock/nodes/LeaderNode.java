@@ -2,7 +2,6 @@ package io.github.dblock.nodes;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -22,6 +21,7 @@ import io.github.dblock.leader.LeadershipGrantedEvent;
 import io.github.dblock.leader.LeadershipRevokedEvent;
 import io.github.dblock.support.DbLockTemplate;
 import io.github.dblock.testsupport.StallingProxy;
+import io.github.dblock.testsupport.TestDatabase;
 
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.SmartLifecycle;
@@ -73,11 +73,9 @@ public final class LeaderNode {
 		Duration lease = Duration.ofMillis(Long.parseLong(args[4]));
 		Duration poll = Duration.ofMillis(Long.parseLong(args[5]));
 		long sampleNanos = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(args[6]));
-		URI target = URI.create(args[0].substring("jdbc:".length()));
-		int port = (target.getPort() != -1) ? target.getPort() : ("postgresql".equals(target.getScheme()) ? 5432 : 3306);
-		try (StallingProxy proxy = new StallingProxy(target.getHost(), port);
-				HikariDataSource dataSource = NodeSupport.dataSource(args[0].replace("//" + target.getRawAuthority() + "/",
-						"//127.0.0.1:" + proxy.port() + "/"), args[1], args[2], 6);
+		TestDatabase.Connection database = new TestDatabase.Connection(args[0], args[1], args[2], false);
+		try (StallingProxy proxy = StallingProxy.before(database);
+				HikariDataSource dataSource = NodeSupport.dataSource(proxy.url(database), args[1], args[2], 6);
 				HikariDataSource observed = NodeSupport.dataSource(args[0], args[1], args[2], 2)) {
 			JdbcLockRepository repository = NodeSupport.repository(dataSource);
 			JdbcLockRepository observer = NodeSupport.repository(observed);

@@ -57,7 +57,8 @@ public final class StallingProxy implements AutoCloseable {
 	 */
 	public static StallingProxy before(TestDatabase.Connection database) throws IOException {
 		URI target = target(database);
-		return new StallingProxy(target.getHost(), target.getPort());
+		int port = (target.getPort() != -1) ? target.getPort() : ("postgresql".equals(target.getScheme()) ? 5432 : 3306);
+		return new StallingProxy(target.getHost(), port);
 	}
 
 	/**
