@@ -22,7 +22,7 @@ import org.springframework.jdbc.core.JdbcOperations;
  * statements} on {@code <table>_slot}, each claim on a connection of its own of a
  * {@link LockConnections}, outside the caller's transaction, in autocommit and within the
  * statement timeout: the database's now is read, turned into a slot, and the slot's row
- * inserted; a duplicate key is a slot claimed by another node.
+ * inserted unless its key is taken: a slot claimed by another node.
  *
  * @since 0.1.0
  */
@@ -54,7 +54,9 @@ public class JdbcSlotRepository implements SlotRepository {
 					(rs, i) -> this.dialect.readInstant(rs, "database_now")));
 			Instant slot = slotAt.apply(now);
 			try {
-				jdbc.update(this.sql.claimSql(), task, this.dialect.instantParameter(slot), owner);
+				if (jdbc.update(this.sql.claimSql(), task, this.dialect.instantParameter(slot), owner) == 0) {
+					return new SlotClaim(now, slot, false);
+				}
 			}
 			catch (DuplicateKeyException ex) {
 				return new SlotClaim(now, slot, false);

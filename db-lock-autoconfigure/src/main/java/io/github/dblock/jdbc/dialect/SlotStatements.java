@@ -31,7 +31,8 @@ public final class SlotStatements {
 		this.table = dialect.table() + "_slot";
 		String now = dialect.now();
 		this.databaseTimeSql = "SELECT " + now + " AS database_now" + dialect.fromNoTable();
-		this.claimSql = "INSERT INTO " + this.table + " (task, slot_at, owner, claimed_at) VALUES (?, ?, ?, " + now + ")";
+		this.claimSql = dialect.insertUnlessPrimaryKeyExists(this.table, "task, slot_at, owner, claimed_at",
+				"?, ?, ?, " + now);
 		this.deleteBeforeSql = "DELETE FROM " + this.table + " WHERE task = ? AND slot_at < ?";
 		this.checkSql = "SELECT slot_at FROM " + this.table + " WHERE 1 = 0";
 		this.claimsSql = "SELECT slot_at, owner, claimed_at FROM " + this.table
@@ -56,7 +57,8 @@ public final class SlotStatements {
 
 	/**
 	 * Claims a slot, with the database's now as its {@code claimed_at}: parameters task,
-	 * slot, owner; fails with a duplicate key where the slot is claimed.
+	 * slot, owner; where the slot is claimed, inserts nothing or fails with a duplicate key,
+	 * as the database can ({@link SqlSyntax#insertUnlessPrimaryKeyExists}).
 	 * @return the SQL
 	 */
 	public String claimSql() {
