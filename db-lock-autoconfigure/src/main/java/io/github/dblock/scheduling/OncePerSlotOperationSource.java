@@ -144,7 +144,7 @@ final class OncePerSlotOperationSource {
 
 	/** The slots of a {@code @Scheduled}, or {@code null} for a disabled cron. */
 	private @Nullable SlotSchedule schedule(Scheduled scheduled, String description) {
-		String cron = resolve(scheduled.cron());
+		String cron = resolve(scheduled.cron(), description);
 		String fixedRate = period("fixedRate", scheduled.fixedRate(), scheduled.fixedRateString(), description);
 		String fixedDelay = period("fixedDelay", scheduled.fixedDelay(), scheduled.fixedDelayString(), description);
 		List<String> triggers = new ArrayList<>();
@@ -166,7 +166,7 @@ final class OncePerSlotOperationSource {
 				return null;
 			}
 			ZoneId zone;
-			String zoneName = resolve(scheduled.zone());
+			String zoneName = resolve(scheduled.zone(), description);
 			try {
 				zone = StringUtils.hasText(zoneName) ? ZoneId.of(zoneName) : TimeZone.getDefault().toZoneId();
 			}
@@ -206,7 +206,7 @@ final class OncePerSlotOperationSource {
 			}
 			return Long.toString(value);
 		}
-		String resolved = resolve(text);
+		String resolved = resolve(text, description);
 		return StringUtils.hasText(resolved) ? resolved.strip() : null;
 	}
 
@@ -215,11 +215,17 @@ final class OncePerSlotOperationSource {
 		return DurationFormatterUtils.detectAndParse(value, DurationFormat.Unit.fromChronoUnit(unit.toChronoUnit()));
 	}
 
-	private String resolve(String value) {
+	private String resolve(String value, String description) {
 		if (this.resolver == null || value.isEmpty()) {
 			return value;
 		}
-		String resolved = this.resolver.resolveStringValue(value);
+		String resolved;
+		try {
+			resolved = this.resolver.resolveStringValue(value);
+		}
+		catch (RuntimeException ex) {
+			throw invalid(description, "its @Scheduled's \"" + value + "\" could not be resolved: " + ex.getMessage(), ex);
+		}
 		return (resolved != null) ? resolved : "";
 	}
 
