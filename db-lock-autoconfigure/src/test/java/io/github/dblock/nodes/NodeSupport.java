@@ -78,13 +78,24 @@ public final class NodeSupport {
 
 	/** Starts a node: {@code main} with the database's settings, then {@code args}. */
 	public static Node start(Class<?> main, TestDatabase.Connection database, Object... args) throws IOException {
+		return start(main, database, Map.of(), args);
+	}
+
+	/**
+	 * Starts a node with variables added to its environment (such as {@code LD_PRELOAD}):
+	 * {@code main} with the database's settings, then {@code args}.
+	 */
+	public static Node start(Class<?> main, TestDatabase.Connection database, Map<String, String> environment,
+			Object... args) throws IOException {
 		List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
 				"-Xmx256m", "-cp", System.getProperty("java.class.path"), main.getName(), database.url(), database.user(),
 				database.password()));
 		for (Object arg : args) {
 			command.add(String.valueOf(arg));
 		}
-		Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+		ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+		builder.environment().putAll(environment);
+		Process process = builder.start();
 		// read as it comes, so that a node never stalls on a full pipe and a hung one can be ended
 		CompletableFuture<String> output = new CompletableFuture<>();
 		Thread reader = new Thread(() -> {
