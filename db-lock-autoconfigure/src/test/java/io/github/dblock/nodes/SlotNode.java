@@ -3,6 +3,7 @@ package io.github.dblock.nodes;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -11,11 +12,14 @@ import javax.sql.DataSource;
 
 import io.github.dblock.autoconfigure.DbLockAutoConfiguration;
 import io.github.dblock.autoconfigure.DbLockSchedulingAutoConfiguration;
-import io.github.dblock.jdbc.SlotRepository;
 import io.github.dblock.jdbc.dialect.SqlDialects;
 import io.github.dblock.scheduling.OncePerSlot;
 import io.github.dblock.testsupport.DatabaseClock;
 import io.github.dblock.testsupport.TestDatabase;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.LockProvider;
+import net.javacrumbs.shedlock.core.SimpleLock;
+import net.javacrumbs.shedlock.provider.jdbctemplate.JdbcTemplateLockProvider;
 import org.aopalliance.intercept.MethodInterceptor;
 
 import org.springframework.aop.support.DefaultPointcutAdvisor;
@@ -42,14 +46,16 @@ import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
  * {@code ThreadPoolTaskScheduler} fires, every {@code period} by the node's own clock, three
  * tasks: {@code cron} ({@code @Scheduled(cron)} with {@code @OncePerSlot}), {@code rate}
  * ({@code @Scheduled(fixedRate)} started at a multiple of the period by the node's clock,
- * with {@code @OncePerSlot}) and {@code floor} (the same cron, claiming its slot with the
- * database's now rounded down instead of to the nearest: the rounding {@code @OncePerSlot}
- * does not use, for comparison). For each fire whose nominal time (the node's clock at the
+ * with {@code @OncePerSlot}) and {@code shedlock} (the same cron, a 0.1 s task under
+ * ShedLock with lockAtLeastFor 0.5 s, for comparison). For each fire whose nominal time (the node's clock at the
  * fire, rounded to the period) is within [start, end), prints
  * {@code fire:<task>:<nominal millis>:<1 if it ran, else 0>}; and prints
  * {@code clockOffsetMillis} (its clock minus the database's) and {@code ran}.
  */
 public final class SlotNode {
+
+	/** ShedLock's table, which the test creates. */
+	static final String SHEDLOCK_TABLE = TestDatabase.TABLE_PREFIX + "_test_shedlock";
 
 	/** The fires, as printed. */
 	private static final List<String> fires = new CopyOnWriteArrayList<>();
@@ -137,8 +143,17 @@ public final class SlotNode {
 		}
 
 		@Bean
-		Jobs jobs(ObjectProvider<SlotRepository> slots) {
-			return new Jobs(slots);
+		Jobs jobs(ObjectProvider<LockProvider> shedLock) {
+			return new Jobs(shedLock);
+		}
+
+		@Bean
+		LockProvider shedLockProvider(DataSource dataSource) {
+			return new JdbcTemplateLockProvider(JdbcTemplateLockProvider.Configuration.builder()
+				.withJdbcTemplate(new JdbcTemplate(dataSource))
+				.withTableName(SHEDLOCK_TABLE)
+				.usingDbTime()
+				.build());
 		}
 
 		/** Records each fire before the slot's advice, with whether its method ran. */
@@ -166,10 +181,10 @@ public final class SlotNode {
 	/** The node's three tasks. */
 	public static class Jobs {
 
-		private final ObjectProvider<SlotRepository> slots;
+		private final ObjectProvider<LockProvider> shedLock;
 
-		Jobs(ObjectProvider<SlotRepository> slots) {
-			this.slots = slots;
+		Jobs(ObjectProvider<LockProvider> shedLock) {
+			this.shedLock = shedLock;
 		}
 
 		/** Every period by the node's clock, once per slot. */
@@ -187,16 +202,22 @@ public final class SlotNode {
 			ran.set(true);
 		}
 
-		/** Every period by the node's clock, claiming the slot the database's now rounds down to. */
+		/**
+		 * Every period by the node's clock, under ShedLock ({@code JdbcTemplateLockProvider} on the
+		 * database's time) with a 0.1 s task, lockAtLeastFor 0.5 s and lockAtMostFor 1.5 s.
+		 */
 		@Scheduled(cron = "${node.cron}")
-		public void floor() {
-			Duration length = Duration.ofMillis(period);
-			if (this.slots.getObject()
-				.claim("floor", "node-" + ProcessHandle.current().pid(),
-						(now) -> Instant.EPOCH.plus(length.multipliedBy(Duration.between(Instant.EPOCH, now).dividedBy(length))),
-						Duration.ofDays(1))
-				.claimed()) {
-				ran.set(true);
+		public void shedlock() {
+			Optional<SimpleLock> lock = this.shedLock.getObject().lock(new LockConfiguration(Instant.now(), "shedlock",
+					Duration.ofMillis(1500), Duration.ofMillis(500)));
+			if (lock.isPresent()) {
+				try {
+					ran.set(true);
+					LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+				}
+				finally {
+					lock.get().unlock();
+				}
 			}
 		}
 
