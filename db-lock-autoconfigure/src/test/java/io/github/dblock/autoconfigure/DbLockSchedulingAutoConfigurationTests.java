@@ -145,6 +145,18 @@ class DbLockSchedulingAutoConfigurationTests {
 	}
 
 	@Test
+	void oncePerSlotMethodsWithNoDataSourceFailStartUpRatherThanRunOnEveryNode() {
+		new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(AopAutoConfiguration.class, DbLockAutoConfiguration.class,
+					DbLockGuardAutoConfiguration.class, DbLockSchedulingAutoConfiguration.class))
+			.withUserConfiguration(Hourly.class)
+			.run((context) -> assertThat(context).getFailure()
+				.isInstanceOf(DbLockConfigurationException.class)
+				.hasMessageContaining("@OncePerSlot methods [Jobs.hourly] would run on every node")
+				.hasMessageContaining("there is no DataSource bean"));
+	}
+
+	@Test
 	void aMethodWithoutScheduledFailsStartUpNamed() {
 		assertStartUpFails(NoScheduledConfig.class, "Invalid @OncePerSlot on NoScheduled.run(): the method has no @Scheduled");
 	}
