@@ -230,6 +230,69 @@ abstract class SlotContractTests {
 		}
 	}
 
+	/**
+	 * A claim whose insert reaches the database and commits, but whose reply is lost: the
+	 * call does not run the method (its outcome unknown, the slot is taken as claimed), and
+	 * the slot, claimed in fact, runs on no other node either. At most once: here zero times.
+	 */
+	@Test
+	void aClaimWhoseReplyIsLostDoesNotRunAndItsSlotRunsNowhere() throws Exception {
+		TestDatabase.Connection settings = database().connection();
+		org.junit.jupiter.api.Assumptions.assumeFalse(settings.url().startsWith("jdbc:h2:"),
+				"an embedded database has no traffic to stall");
+		java.net.URI target = java.net.URI.create(settings.url().substring("jdbc:".length()));
+		try (io.github.dblock.testsupport.StallingProxy proxy = new io.github.dblock.testsupport.StallingProxy(
+				target.getHost(), target.getPort())) {
+			HikariConfig config = new HikariConfig();
+			config.setJdbcUrl(settings.url().replace("//" + target.getRawAuthority() + "/",
+					"//127.0.0.1:" + proxy.port() + "/"));
+			config.setUsername(settings.user());
+			config.setPassword(settings.password());
+			config.setMaximumPoolSize(2);
+			config.setConnectionTimeout(1000);
+			try (HikariDataSource proxied = new HikariDataSource(config)) {
+				SlotRepository stalled = new JdbcSlotRepository(
+						new LockConnections(proxied, this.dialect, Duration.ofSeconds(1)));
+				// the replies stop between the read of the database's now and the insert
+				SlotRepository losingReplies = new SlotRepository() {
+
+					@Override
+					public SlotClaim claim(String task, String owner, UnaryOperator<Instant> slotAt, Duration retention) {
+						return stalled.claim(task, owner, (now) -> {
+							proxy.stallReplies();
+							return slotAt.apply(now);
+						}, retention);
+					}
+
+					@Override
+					public List<SlotRepository.ClaimedSlot> claims(String task, int limit) {
+						return stalled.claims(task, limit);
+					}
+
+					@Override
+					public String unavailable() {
+						return stalled.unavailable();
+					}
+
+					@Override
+					public int maxTaskLength() {
+						return stalled.maxTaskLength();
+					}
+
+				};
+				Job node = proxy(new Job(), losingReplies);
+				assertThat(node.report()).isZero();
+				assertThat(node.runs()).isZero();
+				proxy.resume();
+				// the insert did commit: the slot is claimed, by the node that did not run it
+				assertThat(rows("report")).isEqualTo(1);
+				Job other = proxy(new Job(), this.nodeB);
+				assertThat(other.report()).isZero();
+				assertThat(other.runs()).isZero();
+			}
+		}
+	}
+
 	private static Job proxy(Job job, SlotRepository slots) {
 		ProxyFactory factory = new ProxyFactory(job);
 		factory.setProxyTargetClass(true);
