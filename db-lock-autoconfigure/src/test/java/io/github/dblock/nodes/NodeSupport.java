@@ -81,20 +81,18 @@ public final class NodeSupport {
 
 	/** Starts a node: {@code main} with the database's settings, then {@code args}. */
 	public static Node start(Class<?> main, TestDatabase.Connection database, Object... args) throws IOException {
-		Process process = new ProcessBuilder(command(main, database, args)).redirectErrorStream(true).start();
-		// read as it comes, so that a node never stalls on a full pipe and a hung one can be ended
-		CompletableFuture<String> output = new CompletableFuture<>();
-		Thread reader = new Thread(() -> {
-			try {
-				output.complete(new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
-			}
-			catch (IOException ex) {
-				output.completeExceptionally(ex);
-			}
-		}, "output of " + main.getSimpleName());
-		reader.setDaemon(true);
-		reader.start();
-		return new Node(process, output);
+		return start(main, database, Map.of(), (line) -> {
+		}, args);
+	}
+
+	/**
+	 * Starts a node with variables added to its environment (such as {@code LD_PRELOAD}):
+	 * {@code main} with the database's settings, then {@code args}.
+	 */
+	public static Node start(Class<?> main, TestDatabase.Connection database, Map<String, String> environment,
+			Object... args) throws IOException {
+		return start(main, database, environment, (line) -> {
+		}, args);
 	}
 
 	/**
@@ -105,7 +103,15 @@ public final class NodeSupport {
 	 */
 	public static Node start(Class<?> main, TestDatabase.Connection database, Consumer<String> lines, Object... args)
 			throws IOException {
-		Process process = new ProcessBuilder(command(main, database, args)).redirectErrorStream(true).start();
+		return start(main, database, Map.of(), lines, args);
+	}
+
+	private static Node start(Class<?> main, TestDatabase.Connection database, Map<String, String> environment,
+			Consumer<String> lines, Object... args) throws IOException {
+		ProcessBuilder builder = new ProcessBuilder(command(main, database, args)).redirectErrorStream(true);
+		builder.environment().putAll(environment);
+		Process process = builder.start();
+		// read as it comes, so that a node never stalls on a full pipe and a hung one can be ended
 		CompletableFuture<String> output = new CompletableFuture<>();
 		Thread reader = new Thread(() -> {
 			StringBuilder printed = new StringBuilder();

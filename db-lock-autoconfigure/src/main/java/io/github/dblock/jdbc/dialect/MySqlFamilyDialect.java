@@ -109,6 +109,12 @@ abstract class MySqlFamilyDialect extends SqlDialect {
 		return "INSERT IGNORE INTO " + table + " (" + columns + ") VALUES (" + values + ")";
 	}
 
+	/** {@code INSERT IGNORE}: no error, so no error logged by the driver, for a key taken. */
+	@Override
+	public String insertUnlessPrimaryKeyExists(String table, String columns, String values) {
+		return "INSERT IGNORE INTO " + table + " (" + columns + ") VALUES (" + values + ")";
+	}
+
 	/** Tokens come from the holders' table's {@code AUTO_INCREMENT}. */
 	@Override
 	public @Nullable String holderTokenValue() {

@@ -202,6 +202,12 @@ public class PostgreSqlDialect extends SqlDialect {
 		return "INSERT INTO " + table + " (" + columns + ") VALUES (" + values + ") ON CONFLICT (lock_key) DO NOTHING";
 	}
 
+	/** {@code ON CONFLICT DO NOTHING}: no error, so none in the server's log, for a key taken. */
+	@Override
+	public String insertUnlessPrimaryKeyExists(String table, String columns, String values) {
+		return "INSERT INTO " + table + " (" + columns + ") VALUES (" + values + ") ON CONFLICT DO NOTHING";
+	}
+
 	/** A data-modifying {@code WITH}: key, owner, key, owner, token. */
 	@Override
 	public String releaseWriterSql(String holders, String intents) {

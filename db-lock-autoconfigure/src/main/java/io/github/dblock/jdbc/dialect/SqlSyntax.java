@@ -129,6 +129,20 @@ public abstract class SqlSyntax {
 	}
 
 	/**
+	 * An {@code INSERT} of one row that does nothing where a row with the same primary key
+	 * exists, whatever the table's primary key, where the database can say so in the
+	 * statement; here a plain {@code INSERT}, which fails with a duplicate key. Either way
+	 * the row is inserted only if the key is free (its update count is 1).
+	 * @param table the table
+	 * @param columns the columns, separated by commas
+	 * @param values their values, separated by commas
+	 * @return the SQL
+	 */
+	public String insertUnlessPrimaryKeyExists(String table, String columns, String values) {
+		return "INSERT INTO " + table + " (" + columns + ") VALUES (" + values + ")";
+	}
+
+	/**
 	 * An {@code INSERT} that returns columns of the rows it inserted, where the database
 	 * can.
 	 * @param insert the {@code INSERT}

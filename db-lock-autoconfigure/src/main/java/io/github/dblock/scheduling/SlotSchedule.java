@@ -1,0 +1,137 @@
+package io.github.dblock.scheduling;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZonedDateTime;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.scheduling.support.CronExpression;
+
+/**
+ * The slots of a schedule, and the slot a time falls in: the nominal fire time nearest to
+ * it (the later one on a tie). A cron schedule's slots are its fire times in its zone; a
+ * fixed rate's or fixed delay's are the multiples of its period since the epoch.
+ *
+ * @since 0.1.0
+ */
+public final class SlotSchedule {
+
+	/** How far back the last fire time of a cron is looked for: two leap-year cycles and a bit. */
+	private static final Duration CRON_LOOKBACK = Duration.ofDays(366 * 8 + 2);
+
+	private final @Nullable CronExpression cron;
+
+	private final ZoneId zone;
+
+	private final @Nullable Duration period;
+
+	private final String description;
+
+	private SlotSchedule(@Nullable CronExpression cron, ZoneId zone, @Nullable Duration period, String description) {
+		this.cron = cron;
+		this.zone = zone;
+		this.period = period;
+		this.description = description;
+	}
+
+	/**
+	 * The slots of a cron expression, as Spring's {@code CronExpression} reads it.
+	 * @param expression the expression
+	 * @param zone the zone its fields are in
+	 * @return the schedule
+	 * @throws IllegalArgumentException if the expression does not parse
+	 */
+	public static SlotSchedule cron(String expression, ZoneId zone) {
+		return new SlotSchedule(CronExpression.parse(expression), zone, null,
+				"cron \"" + expression + "\" in " + zone);
+	}
+
+	/**
+	 * The slots of a fixed period: its multiples since the epoch.
+	 * @param period the period
+	 * @return the schedule
+	 * @throws IllegalArgumentException if the period is not positive
+	 */
+	public static SlotSchedule every(Duration period) {
+		if (period.isNegative() || period.isZero()) {
+			throw new IllegalArgumentException("A schedule's period must be positive, got " + period);
+		}
+		return new SlotSchedule(null, java.time.ZoneOffset.UTC, period, "every " + period);
+	}
+
+	/**
+	 * The slot a time falls in: the fire time nearest to it, the later one on a tie.
+	 * @param time a time of the database's clock
+	 * @return the slot
+	 * @throws IllegalStateException if a cron schedule has no fire time within eight years
+	 * either side of the time
+	 */
+	public Instant slotAt(Instant time) {
+		Duration period = this.period;
+		if (period != null) {
+			Duration sinceEpoch = Duration.between(Instant.EPOCH, time);
+			long periods = sinceEpoch.dividedBy(period);
+			Duration below = period.multipliedBy(periods);
+			if (periods < 0 && below.compareTo(sinceEpoch) > 0) {
+				// dividedBy truncates towards zero: before the epoch, step one period down
+				periods--;
+				below = period.multipliedBy(periods);
+			}
+			Duration past = sinceEpoch.minus(below);
+			if (past.multipliedBy(2).compareTo(period) >= 0) {
+				below = below.plus(period);
+			}
+			return Instant.EPOCH.plus(below);
+		}
+		CronExpression cron = this.cron;
+		ZonedDateTime at = time.atZone(this.zone);
+		ZonedDateTime next = cron.next(at);
+		ZonedDateTime last = lastAtOrBefore(cron, at);
+		if (last == null && next == null) {
+			throw new IllegalStateException("The " + this.description + " has no fire time near " + time);
+		}
+		if (last == null) {
+			return next.toInstant();
+		}
+		if (next == null) {
+			return last.toInstant();
+		}
+		Duration sinceLast = Duration.between(last, at);
+		Duration untilNext = Duration.between(at, next);
+		return (sinceLast.compareTo(untilNext) < 0) ? last.toInstant() : next.toInstant();
+	}
+
+	/**
+	 * The latest fire time at or before a time: the first fire time after a point looked
+	 * for further and further back, then followed forward to the last before the time.
+	 */
+	private static @Nullable ZonedDateTime lastAtOrBefore(CronExpression cron, ZonedDateTime at) {
+		for (Duration back = Duration.ofSeconds(1); back.compareTo(CRON_LOOKBACK) <= 0; back = back.multipliedBy(2)) {
+			ZonedDateTime candidate = cron.next(at.minus(back));
+			if (candidate != null && !candidate.isAfter(at)) {
+				ZonedDateTime following;
+				while ((following = cron.next(candidate)) != null && !following.isAfter(at)) {
+					candidate = following;
+				}
+				return candidate;
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * The period of a fixed rate or fixed delay.
+	 * @return the period, or {@code null} for a cron schedule
+	 */
+	public @Nullable Duration period() {
+		return this.period;
+	}
+
+	@Override
+	public String toString() {
+		return this.description;
+	}
+
+}
