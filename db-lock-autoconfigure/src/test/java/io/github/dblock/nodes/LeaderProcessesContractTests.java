@@ -29,7 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The leader election between three candidates that are separate JVM processes
  * ({@link LeaderNode}) on one database, one role, for {@code -Ddblock.test.leader-millis}
- * (40 s by default; three rounds at least), while the leader is, in turn, killed with
+ * (20 s by default; three rounds at least), while the leader is, in turn, killed with
  * SIGKILL, stopped gracefully ({@link DbLockLeaders#stop()}) and cut off the database (its
  * traffic stalled by a proxy until another candidate has taken the role, then resumed); a
  * killed or stopped candidate is replaced by a new process, so that three candidates run
@@ -58,7 +58,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 abstract class LeaderProcessesContractTests {
 
 	/** How long the faults go on, set with {@code -Ddblock.test.leader-millis}. */
-	private static final long RUN_MILLIS = Long.getLong("dblock.test.leader-millis", 40_000);
+	private static final long RUN_MILLIS = Long.getLong("dblock.test.leader-millis", 20_000);
 
 	private static final String ROLE = "processes";
 
