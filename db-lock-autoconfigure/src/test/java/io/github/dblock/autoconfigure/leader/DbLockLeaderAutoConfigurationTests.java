@@ -39,6 +39,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.NestedExceptionUtils;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.scheduling.annotation.EnableScheduling;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -211,6 +212,23 @@ class DbLockLeaderAutoConfigurationTests {
 	}
 
 	@Test
+	void aScheduledLeaderOnlyMethodRunsOnTheLeaderAlone() {
+		instances().withUserConfiguration(Scheduled.class).run((first) -> {
+			DbLockLeaders a = first.getBean(DbLockLeaders.class);
+			await().atMost(PATIENCE).until(() -> a.isLeader("billing"));
+			instances().withPropertyValues(url(first)).withUserConfiguration(Scheduled.class).run((second) -> {
+				Ticks leader = first.getBean(Ticks.class);
+				Ticks follower = second.getBean(Ticks.class);
+				int before = leader.runs();
+				// both schedulers fire every 10 ms; the leader's method runs, the follower's returns
+				await().atMost(PATIENCE).until(() -> leader.runs() >= before + 5);
+				assertThat(second.getBean(DbLockLeaders.class).isLeader("billing")).isFalse();
+				assertThat(follower.runs()).isZero();
+			});
+		});
+	}
+
+	@Test
 	void aListenerThatYieldsOnItsGrantStartsNoRoleBean() {
 		List<String> order = new CopyOnWriteArrayList<>();
 		instances().withUserConfiguration(Instance.class, YieldOnce.class)
@@ -367,6 +385,33 @@ class DbLockLeaderAutoConfigurationTests {
 		@LeaderRole("billing")
 		Poller poller() {
 			return new Poller(false);
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	@EnableScheduling
+	static class Scheduled {
+
+		@Bean
+		Ticks ticks() {
+			return new Ticks();
+		}
+
+	}
+
+	static class Ticks {
+
+		private final AtomicInteger runs = new AtomicInteger();
+
+		@org.springframework.scheduling.annotation.Scheduled(fixedRate = 10)
+		@LeaderOnly(role = "billing")
+		public void tick() {
+			this.runs.incrementAndGet();
+		}
+
+		int runs() {
+			return this.runs.get();
 		}
 
 	}
