@@ -18,19 +18,21 @@ public class DbLockSchedulingProperties {
 	static final Duration DEFAULT_RETENTION = Duration.ofDays(1);
 
 	/** The default of {@link #getOrder()}. */
-	static final int DEFAULT_ORDER = Ordered.LOWEST_PRECEDENCE - 200;
+	static final int DEFAULT_ORDER = Ordered.LOWEST_PRECEDENCE - 150;
 
 	/**
 	 * How long a task's claimed slots are kept before its latest claimed one: the claim
-	 * that wins a slot deletes the task's older slots. A slot deleted could be claimed again
-	 * only if the database's clock went back by more than this.
+	 * that wins a slot deletes the task's older slots. Whatever this says, the slots of the
+	 * last two gaps between the schedule's fire times are kept, so that an instance whose
+	 * call maps to the previous slot never finds it deleted.
 	 */
 	private Duration retention = DEFAULT_RETENTION;
 
 	/**
 	 * Order of the @OncePerSlot advice among the advisors of a bean. The default runs it
 	 * outside @DbLock and @Transactional, so that a call whose slot is claimed elsewhere
-	 * takes no lock and begins no transaction.
+	 * takes no lock and begins no transaction, and inside @LeaderOnly, so that an instance
+	 * that does not lead claims no slot.
 	 */
 	private int order = DEFAULT_ORDER;
 

@@ -2,7 +2,6 @@ package io.github.dblock.integration;
 
 import java.time.Duration;
 import java.util.ConcurrentModificationException;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 
@@ -18,7 +17,6 @@ import org.springframework.integration.support.locks.DistributedLock;
 import org.springframework.integration.support.locks.LockRegistry;
 import org.springframework.integration.support.locks.RenewableLockRegistry;
 import org.springframework.util.Assert;
-import org.springframework.util.ConcurrentReferenceHashMap;
 
 /**
  * Spring Integration's {@link LockRegistry} on db-lock: the locks of a
@@ -29,10 +27,10 @@ import org.springframework.util.ConcurrentReferenceHashMap;
  * <li>The key of {@link #obtain(Object)} is {@code lockKey.toString()}, stored as the
  * template stores keys ({@code [db-lock.key-prefix:]key}), readable in the table; it must
  * be a valid db-lock key (not blank, not longer than the table allows).</li>
- * <li>{@code obtain} returns one lock object per key while it is referenced: the cache
- * holds its locks weakly, so it never grows past the locks in use. A lock keeps no state
- * of its own (what a thread holds is kept by the template), so a lock obtained again after
- * its predecessor was collected acts as the same lock.</li>
+ * <li>{@code obtain} keeps no lock objects: it returns a new one at each call, which acts
+ * as every other lock of the same key, since a lock keeps no state of its own (what a
+ * thread holds is kept by the template): a lock taken through one is unlocked through
+ * another. Nothing grows with the number of keys.</li>
  * <li>The locks are reentrant per thread. {@link DistributedLock#lock()},
  * {@code lockInterruptibly()}, {@code tryLock()} and {@code tryLock(time, unit)} take the
  * key with {@code db-lock.default-lease}, renewed by db-lock's watchdog while held;
@@ -62,10 +60,6 @@ public class DbLockRegistry implements RenewableLockRegistry<DistributedLock> {
 
 	private final DbLockTemplate template;
 
-	/** The locks in use, by key: held weakly, dropped once no caller references them. */
-	private final Map<String, RegistryLock> locks = new ConcurrentReferenceHashMap<>(16,
-			ConcurrentReferenceHashMap.ReferenceType.WEAK);
-
 	/**
 	 * Creates a registry over the locks of a template.
 	 * @param template the template whose engine, key prefix and default lease the locks use
@@ -76,7 +70,7 @@ public class DbLockRegistry implements RenewableLockRegistry<DistributedLock> {
 	}
 
 	/**
-	 * The lock of a key: the same object for one key while it is referenced.
+	 * The lock of a key: a new object, which acts as every other lock of that key.
 	 * @param lockKey the key; its {@code toString()} is the db-lock key, without the prefix
 	 * @return the lock
 	 * @throws DbLockException if the key is blank or too long for the lock table
@@ -85,7 +79,7 @@ public class DbLockRegistry implements RenewableLockRegistry<DistributedLock> {
 	public DistributedLock obtain(Object lockKey) {
 		Assert.notNull(lockKey, "'lockKey' must not be null");
 		String key = lockKey.toString();
-		return this.locks.computeIfAbsent(key, (k) -> new RegistryLock(this.template.obtain(k)));
+		return new RegistryLock(this.template.obtain(key));
 	}
 
 	/**
@@ -122,11 +116,6 @@ public class DbLockRegistry implements RenewableLockRegistry<DistributedLock> {
 		if (!lock.delegate.renew(ttl)) {
 			throw new IllegalStateException("Could not renew lock '" + lockKey + "': its lease was lost");
 		}
-	}
-
-	@Override
-	public String toString() {
-		return "DbLockRegistry[" + this.locks.size() + " locks in use]";
 	}
 
 	/** A {@link DistributedLock} over the template's lock of one key. */

@@ -20,7 +20,9 @@ import org.springframework.aop.Pointcut;
 import org.springframework.aop.support.AbstractPointcutAdvisor;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.StaticMethodMatcherPointcut;
+import org.springframework.core.KotlinDetector;
 import org.springframework.core.MethodClassKey;
+import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.util.ClassUtils;
@@ -116,6 +118,12 @@ public final class LeaderOnlyAdvisor extends AbstractPointcutAdvisor {
 					throw new DbLockException(description + ": a private, static or final method cannot be "
 							+ "intercepted, so it would run on every instance; make it public (or protected), "
 							+ "not static and not final");
+				}
+				if (ReactiveAdapterRegistry.getSharedInstance().getAdapter(specific.getReturnType()) != null
+						|| KotlinDetector.isSuspendingFunction(specific)) {
+					throw new DbLockException(description + ": a reactive or suspending method returns its work to "
+							+ "be run later (a @Scheduled one is called once, at start-up), so whether this instance "
+							+ "leads would be decided too early; return a plain value");
 				}
 				if (annotation.role().isBlank()) {
 					throw new DbLockException(description + ": role must not be blank");

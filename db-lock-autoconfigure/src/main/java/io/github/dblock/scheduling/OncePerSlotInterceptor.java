@@ -62,7 +62,8 @@ final class OncePerSlotInterceptor implements MethodInterceptor {
 		}
 		SlotClaim claim;
 		try {
-			claim = this.slots.get().claim(operation.task(), this.owner.get(), schedule::slotAt, this.retention);
+			claim = this.slots.get().claim(operation.task(), this.owner.get(), schedule::slotAt,
+					schedule.retention(this.retention));
 		}
 		catch (RuntimeException ex) {
 			// the claim may have been written: at most once, so taken as claimed

@@ -22,6 +22,8 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.MethodClassKey;
+import org.springframework.core.KotlinDetector;
+import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.format.annotation.DurationFormat;
@@ -118,6 +120,12 @@ final class OncePerSlotOperationSource {
 			return null;
 		}
 		String description = describe(specificMethod, targetClass);
+		if (ReactiveAdapterRegistry.getSharedInstance().getAdapter(specificMethod.getReturnType()) != null
+				|| KotlinDetector.isSuspendingFunction(specificMethod)) {
+			throw invalid(description, "a reactive or suspending @Scheduled method is called once, at start-up, "
+					+ "and its publisher subscribed to at every run, so no run could claim its slot; return void",
+					null);
+		}
 		String name = annotation.name().isEmpty() ? targetClass.getSimpleName() + "." + specificMethod.getName()
 				: annotation.name();
 		if (!LockChecks.isValidKey(name)) {

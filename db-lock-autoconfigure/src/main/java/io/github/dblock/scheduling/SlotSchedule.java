@@ -29,6 +29,9 @@ public final class SlotSchedule {
 
 	private final String description;
 
+	/** The longest gap between two fire times, found on first use. */
+	private volatile @Nullable Duration longestGap;
+
 	private SlotSchedule(@Nullable CronExpression cron, ZoneId zone, @Nullable Duration period, String description) {
 		this.cron = cron;
 		this.zone = zone;
@@ -108,7 +111,7 @@ public final class SlotSchedule {
 	 * for further and further back, then followed forward to the last before the time.
 	 */
 	private static @Nullable ZonedDateTime lastAtOrBefore(CronExpression cron, ZonedDateTime at) {
-		for (Duration back = Duration.ofSeconds(1); back.compareTo(CRON_LOOKBACK) <= 0; back = back.multipliedBy(2)) {
+		for (Duration back = Duration.ofSeconds(1); back != null; back = further(back)) {
 			ZonedDateTime candidate = cron.next(at.minus(back));
 			if (candidate != null && !candidate.isAfter(at)) {
 				ZonedDateTime following;
@@ -119,6 +122,59 @@ public final class SlotSchedule {
 			}
 		}
 		return null;
+	}
+
+	/** Twice as far back, then {@link #CRON_LOOKBACK} itself, then {@code null}: no further. */
+	private static @Nullable Duration further(Duration back) {
+		if (back.equals(CRON_LOOKBACK)) {
+			return null;
+		}
+		Duration doubled = back.multipliedBy(2);
+		return (doubled.compareTo(CRON_LOOKBACK) < 0) ? doubled : CRON_LOOKBACK;
+	}
+
+	/**
+	 * How long before a claimed slot its task's older slots are kept: the retention asked
+	 * for, but at least twice the longest gap between two fire times of the schedule (for a
+	 * cron, the longest over its next 1,000 fire times or the next 400 days, whichever
+	 * comes first; found once), so that a call that maps to the slot before, while another
+	 * instance claims the next, never finds it deleted and claims it again.
+	 * @param retention the retention asked for
+	 * @return the retention to use
+	 */
+	public Duration retention(Duration retention) {
+		Duration gaps = this.longestGap;
+		if (gaps == null) {
+			gaps = longestGap();
+			this.longestGap = gaps;
+		}
+		Duration kept = gaps.multipliedBy(2);
+		return (kept.compareTo(retention) > 0) ? kept : retention;
+	}
+
+	private Duration longestGap() {
+		Duration period = this.period;
+		if (period != null) {
+			return period;
+		}
+		CronExpression cron = this.cron;
+		ZonedDateTime start = ZonedDateTime.now(this.zone);
+		ZonedDateTime horizon = start.plusDays(400);
+		Duration longest = Duration.ZERO;
+		ZonedDateTime previous = cron.next(start);
+		for (int i = 0; i < 1000 && previous != null && previous.isBefore(horizon); i++) {
+			ZonedDateTime next = cron.next(previous);
+			if (next == null) {
+				break;
+			}
+			Duration gap = Duration.between(previous, next);
+			if (gap.compareTo(longest) > 0) {
+				longest = gap;
+			}
+			previous = next;
+		}
+		// a cron firing less than twice in the horizon: keep its slots for the whole horizon
+		return longest.isZero() ? Duration.between(start, horizon) : longest;
 	}
 
 	/**

@@ -204,6 +204,12 @@ class DbLockSchedulingAutoConfigurationTests {
 	}
 
 	@Test
+	void aReactiveMethodFailsStartUpNamed() {
+		assertStartUpFails(ReactiveConfig.class, "Invalid @OncePerSlot on Reactive.run(): a reactive or suspending "
+				+ "@Scheduled method is called once, at start-up");
+	}
+
+	@Test
 	void withoutItsTableStartUpFailsNamingTheMethods() {
 		this.contextRunner.withUserConfiguration(Hourly.class)
 			.withPropertyValues("db-lock.schema.migrate=false", "job.rate=1h")
@@ -401,6 +407,26 @@ class DbLockSchedulingAutoConfigurationTests {
 			return new OncePerSlotAdvisor(() -> {
 				throw new IllegalStateException("not used");
 			}, null, "", 255, Duration.ofDays(1), 0);
+		}
+
+	}
+
+	static class Reactive {
+
+		@Scheduled(fixedRate = 1000)
+		@OncePerSlot
+		public reactor.core.publisher.Mono<Void> run() {
+			return reactor.core.publisher.Mono.empty();
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class ReactiveConfig {
+
+		@Bean
+		Reactive reactive() {
+			return new Reactive();
 		}
 
 	}

@@ -140,19 +140,23 @@ abstract class DbLockRegistryContractTests {
 	}
 
 	@Test
-	void obtainGivesOneLockPerKeyWhoseKeyIsTheTemplates() {
+	void theLocksOfAKeyActAsOneWhoseKeyIsTheTemplates() {
 		DistributedLock lock = this.nodeA.obtain("orders");
-		assertThat(this.nodeA.obtain("orders")).isSameAs(lock);
-		assertThat(this.nodeA.obtain(new StringBuilder("orders"))).isSameAs(lock);
-		assertThat(this.nodeA.obtain("invoices")).isNotSameAs(lock);
 		lock.lock();
 		try {
 			assertThat(this.templateA.obtain("orders").current().key()).isEqualTo("si:orders");
 			assertThat(this.jdbc.queryForObject("SELECT COUNT(*) FROM " + TestDatabase.TABLE, Integer.class)).isOne();
+			// another object of the same key (any key whose toString() is the same): reentrant, unlocked through it
+			DistributedLock again = this.nodeA.obtain(new StringBuilder("orders"));
+			assertThat(again.tryLock()).isTrue();
+			again.unlock();
+			assertThat(this.templateA.obtain("orders").current()).isNotNull();
 		}
 		finally {
-			lock.unlock();
+			this.nodeA.obtain("orders").unlock();
 		}
+		assertThat(this.templateA.obtain("orders").current()).isNull();
+		assertThat(this.jdbc.queryForObject("SELECT COUNT(*) FROM " + TestDatabase.TABLE, Integer.class)).isZero();
 		assertThatExceptionOfType(DbLockException.class).isThrownBy(() -> this.nodeA.obtain(" "));
 	}
 

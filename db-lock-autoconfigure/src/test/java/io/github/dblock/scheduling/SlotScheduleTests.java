@@ -34,6 +34,20 @@ class SlotScheduleTests {
 	}
 
 	@Test
+	void theSlotsOfTheLastTwoGapsAreKeptWhateverTheRetention() {
+		// a retention shorter than two periods would let a late call re-claim a deleted slot
+		assertThat(SlotSchedule.every(Duration.ofSeconds(5)).retention(Duration.ofSeconds(1)))
+			.isEqualTo(Duration.ofSeconds(10));
+		assertThat(SlotSchedule.every(Duration.ofSeconds(5)).retention(Duration.ofDays(1))).isEqualTo(Duration.ofDays(1));
+		// a nightly job with the default retention of a day: two days
+		assertThat(SlotSchedule.cron("0 0 3 * * *", ZoneOffset.UTC).retention(Duration.ofDays(1)))
+			.isEqualTo(Duration.ofDays(2));
+		// weekdays only: the weekend's gap of three days, twice
+		assertThat(SlotSchedule.cron("0 0 9 * * MON-FRI", ZoneOffset.UTC).retention(Duration.ofDays(1)))
+			.isEqualTo(Duration.ofDays(6));
+	}
+
+	@Test
 	void aPeriodIsAlignedToTheEpochWhateverItsLength() {
 		SlotSchedule every7m = SlotSchedule.every(Duration.ofMinutes(7));
 		Instant slot = every7m.slotAt(SLOT);

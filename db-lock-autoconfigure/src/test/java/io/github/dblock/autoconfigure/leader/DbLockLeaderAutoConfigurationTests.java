@@ -12,6 +12,7 @@ import io.github.dblock.actuate.DbLockLeadersEndpoint;
 import io.github.dblock.actuate.DbLockLeadersEndpoint.LeadersReport;
 import io.github.dblock.actuate.DbLockLeadersEndpoint.RoleReport;
 import io.github.dblock.autoconfigure.DbLockAutoConfiguration;
+import io.github.dblock.autoconfigure.DbLockSchedulingAutoConfiguration;
 import io.github.dblock.autoconfigure.endpoint.DbLockEndpointAutoConfiguration;
 import io.github.dblock.leader.DbLockLeaders;
 import io.github.dblock.leader.Leader;
@@ -21,8 +22,10 @@ import io.github.dblock.leader.LeaderRole;
 import io.github.dblock.leader.LeadershipGrantedEvent;
 import io.github.dblock.leader.LeadershipRevokedEvent;
 import io.github.dblock.leader.LeadershipRevokedEvent.Reason;
+import io.github.dblock.scheduling.OncePerSlot;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.aop.framework.Advised;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -299,6 +302,28 @@ class DbLockLeaderAutoConfigurationTests {
 	}
 
 	@Test
+	void aReactiveLeaderOnlyMethodFailsStartUp() {
+		instances().withBean(ReactiveJobs.class)
+			.run((context) -> assertThat(failure(context)).isInstanceOf(DbLockException.class)
+				.hasMessageContaining("@LeaderOnly on " + ReactiveJobs.class.getName() + ".run")
+				.hasMessageContaining("a reactive or suspending method returns its work to be run later"));
+	}
+
+	@Test
+	void leaderOnlyRunsOutsideOncePerSlotSoThatAFollowerClaimsNoSlot() {
+		instances().withConfiguration(AutoConfigurations.of(DbLockSchedulingAutoConfiguration.class))
+			.withBean(Both.class)
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				List<String> advisors = java.util.Arrays.stream(((Advised) context.getBean(Both.class)).getAdvisors())
+					.map((advisor) -> advisor.getClass().getSimpleName())
+					.filter((name) -> name.equals("LeaderOnlyAdvisor") || name.equals("OncePerSlotAdvisor"))
+					.toList();
+				assertThat(advisors).containsExactly("LeaderOnlyAdvisor", "OncePerSlotAdvisor");
+			});
+	}
+
+	@Test
 	void aRoleBeanWithoutAnyRoleConfiguredFailsStartUp() {
 		this.contextRunner.withPropertyValues("spring.datasource.url=jdbc:h2:mem:leader-norole;DB_CLOSE_DELAY=-1")
 			.withUserConfiguration(OtherRole.class)
@@ -439,6 +464,25 @@ class DbLockLeaderAutoConfigurationTests {
 			return (event) -> {
 				throw new IllegalStateException("a broken listener");
 			};
+		}
+
+	}
+
+	static class ReactiveJobs {
+
+		@LeaderOnly(role = "billing")
+		public reactor.core.publisher.Mono<String> run() {
+			return reactor.core.publisher.Mono.just("ran");
+		}
+
+	}
+
+	static class Both {
+
+		@org.springframework.scheduling.annotation.Scheduled(fixedRate = 3_600_000)
+		@LeaderOnly(role = "billing")
+		@OncePerSlot
+		public void run() {
 		}
 
 	}
