@@ -69,7 +69,7 @@ class DbLockLeaderAutoConfigurationTests {
 	private ApplicationContextRunner instances() {
 		return this.contextRunner.withPropertyValues(
 				"spring.datasource.url=jdbc:h2:mem:leader" + databases.incrementAndGet() + ";DB_CLOSE_DELAY=-1",
-				"db-lock.leader.roles=billing", "db-lock.leader.poll-interval=50ms", "db-lock.leader.lease=2s");
+				"db-lock.leader.roles=billing", "db-lock.leader.poll-interval=50ms", "db-lock.leader.lease=4s");
 	}
 
 	@Test
@@ -194,7 +194,7 @@ class DbLockLeaderAutoConfigurationTests {
 				DbLockLeaders leaders = context.getBean(DbLockLeaders.class);
 				await().atMost(PATIENCE).until(() -> leaders.isLeader("billing"));
 				LeadersReport report = context.getBean(DbLockLeadersEndpoint.class).leaders();
-				assertThat(report.lease()).isEqualTo("PT2S");
+				assertThat(report.lease()).isEqualTo("PT4S");
 				assertThat(report.pollInterval()).isEqualTo("PT0.05S");
 				RoleReport role = report.roles().get(0);
 				assertThat(role.role()).isEqualTo("billing");
