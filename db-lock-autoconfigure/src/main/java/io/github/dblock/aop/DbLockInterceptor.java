@@ -1,11 +1,9 @@
 package io.github.dblock.aop;
 
-import java.lang.reflect.Array;
 import java.lang.reflect.InvocationTargetException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Optional;
 import java.util.function.Supplier;
 
 import io.github.dblock.DbLockException;
@@ -125,18 +123,11 @@ final class DbLockInterceptor implements MethodInterceptor {
 			if (logger.isDebugEnabled()) {
 				logger.debug("Skipped " + operation.method() + ": " + ex.getMessage());
 			}
-			return emptyValue(invocation.getMethod().getReturnType());
+			return FailurePolicy.skippedResult(invocation.getMethod().getReturnType());
 		}
 		throw ex;
 	}
 
-	private static @Nullable Object emptyValue(Class<?> type) {
-		if (type == Optional.class) {
-			return Optional.empty();
-		}
-		// an element of a new primitive array is that type's zero value
-		return (type.isPrimitive() && type != void.class) ? Array.get(Array.newInstance(type, 1), 0) : null;
-	}
 
 	private String lockKey(DbLockOperation operation, String expression, MethodInvocation invocation,
 			@Nullable Object target, Class<?> targetClass) {

@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.function.Supplier;
 
 import io.github.dblock.DbLockException;
+import io.github.dblock.FailurePolicy;
 import org.aopalliance.aop.Advice;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -164,36 +165,9 @@ public final class LeaderOnlyAdvisor extends AbstractPointcutAdvisor {
 				logger.debug("Not running " + method.getDeclaringClass().getSimpleName() + "." + method.getName()
 						+ ": this instance does not lead the role '" + role.get() + "'");
 			}
-			return notRun(method.getReturnType());
+			return FailurePolicy.skippedResult(method.getReturnType());
 		}
 
-		private static @Nullable Object notRun(Class<?> type) {
-			if (type == Optional.class) {
-				return Optional.empty();
-			}
-			if (!type.isPrimitive() || type == void.class) {
-				return null;
-			}
-			if (type == boolean.class) {
-				return false;
-			}
-			if (type == char.class) {
-				return '\0';
-			}
-			if (type == long.class) {
-				return 0L;
-			}
-			if (type == float.class) {
-				return 0f;
-			}
-			if (type == double.class) {
-				return 0d;
-			}
-			if (type == int.class) {
-				return 0;
-			}
-			return (type == short.class) ? (Object) (short) 0 : (Object) (byte) 0;
-		}
 
 	}
 

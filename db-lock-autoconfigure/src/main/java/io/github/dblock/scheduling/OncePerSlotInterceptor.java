@@ -1,15 +1,14 @@
 package io.github.dblock.scheduling;
 
-import java.lang.reflect.Array;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.HexFormat;
-import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Supplier;
 
 import io.github.dblock.DbLockException;
+import io.github.dblock.FailurePolicy;
 import io.github.dblock.jdbc.SlotClaim;
 import io.github.dblock.jdbc.SlotRepository;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -69,14 +68,14 @@ final class OncePerSlotInterceptor implements MethodInterceptor {
 			// the claim may have been written: at most once, so taken as claimed
 			logger.warn("@OncePerSlot on " + operation.method() + ": not run, its slot's claim failed and may have "
 					+ "been written (" + ex.getMessage() + "); the slot is taken as claimed", ex);
-			return emptyValue(invocation.getMethod().getReturnType());
+			return FailurePolicy.skippedResult(invocation.getMethod().getReturnType());
 		}
 		if (!claim.claimed()) {
 			if (logger.isDebugEnabled()) {
 				logger.debug("@OncePerSlot on " + operation.method() + ": not run, slot " + claim.slot() + " of task '"
 						+ operation.task() + "' (database time " + claim.databaseTime() + ") was claimed by another run");
 			}
-			return emptyValue(invocation.getMethod().getReturnType());
+			return FailurePolicy.skippedResult(invocation.getMethod().getReturnType());
 		}
 		if (logger.isDebugEnabled()) {
 			logger.debug("@OncePerSlot on " + operation.method() + ": runs slot " + claim.slot() + " of task '"
@@ -85,13 +84,6 @@ final class OncePerSlotInterceptor implements MethodInterceptor {
 		return invocation.proceed();
 	}
 
-	private static @Nullable Object emptyValue(Class<?> type) {
-		if (type == Optional.class) {
-			return Optional.empty();
-		}
-		// an element of a new primitive array is that type's zero value
-		return (type.isPrimitive() && type != void.class) ? Array.get(Array.newInstance(type, 1), 0) : null;
-	}
 
 	private static String owner() {
 		String host;
