@@ -4,6 +4,7 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Timestamp;
 import java.time.Duration;
@@ -47,7 +48,22 @@ public final class NodeSupport {
 	/** The longest a node polls a signal row for the other node's move. */
 	static final Duration SIGNAL_TIMEOUT = Duration.ofMinutes(1);
 
+	/**
+	 * The JVM options of a node under libfaketime: its C2 compiler and G1 threads read the
+	 * clock so often, each read through libfaketime, that a node took 50 s to start with
+	 * them, 12 s without.
+	 */
+	static final String FAKETIME_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:CICompilerCount=1";
+
+	private static final List<String> LIBFAKETIME = List.of("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
+			"/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1", "/usr/lib/faketime/libfaketimeMT.so.1");
+
 	private NodeSupport() {
+	}
+
+	/** Debian's libfaketime (package {@code faketime}), or {@code null} where it is not installed. */
+	static String libfaketime() {
+		return LIBFAKETIME.stream().filter((path) -> Files.exists(Path.of(path))).findFirst().orElse(null);
 	}
 
 	/** A started node process and what it prints, read as it comes. */
@@ -81,7 +97,7 @@ public final class NodeSupport {
 
 	/** Starts a node: {@code main} with the database's settings, then {@code args}. */
 	public static Node start(Class<?> main, TestDatabase.Connection database, Object... args) throws IOException {
-		return start(main, database, Map.of(), (line) -> {
+		return start(List.of(), main, database, Map.of(), (line) -> {
 		}, args);
 	}
 
@@ -91,7 +107,7 @@ public final class NodeSupport {
 	 */
 	public static Node start(Class<?> main, TestDatabase.Connection database, Map<String, String> environment,
 			Object... args) throws IOException {
-		return start(main, database, environment, (line) -> {
+		return start(List.of(), main, database, environment, (line) -> {
 		}, args);
 	}
 
@@ -103,12 +119,25 @@ public final class NodeSupport {
 	 */
 	public static Node start(Class<?> main, TestDatabase.Connection database, Consumer<String> lines, Object... args)
 			throws IOException {
-		return start(main, database, Map.of(), lines, args);
+		return start(List.of(), main, database, Map.of(), lines, args);
 	}
 
-	private static Node start(Class<?> main, TestDatabase.Connection database, Map<String, String> environment,
-			Consumer<String> lines, Object... args) throws IOException {
-		ProcessBuilder builder = new ProcessBuilder(command(main, database, args)).redirectErrorStream(true);
+	/**
+	 * Starts a node as {@link #start(Class, TestDatabase.Connection, Map, Object...)} does,
+	 * through a launcher that runs the JVM (such as {@code ip netns exec <namespace>}, which
+	 * executes it in place: the process is the JVM's).
+	 */
+	public static Node start(List<String> launcher, Class<?> main, TestDatabase.Connection database,
+			Map<String, String> environment, Object... args) throws IOException {
+		return start(launcher, main, database, environment, (line) -> {
+		}, args);
+	}
+
+	private static Node start(List<String> launcher, Class<?> main, TestDatabase.Connection database,
+			Map<String, String> environment, Consumer<String> lines, Object... args) throws IOException {
+		List<String> command = new ArrayList<>(launcher);
+		command.addAll(command(main, database, args));
+		ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
 		builder.environment().putAll(environment);
 		Process process = builder.start();
 		// read as it comes, so that a node never stalls on a full pipe and a hung one can be ended

@@ -36,23 +36,13 @@ abstract class SlotProcessesContractTests {
 
 	private static final int SLOTS = 20;
 
-	/**
-	 * The JVM options of a node under libfaketime: its C2 compiler and G1 threads read the
-	 * clock so often, each read through libfaketime, that a node took 50 s to start with
-	 * them, 12 s without.
-	 */
-	private static final String JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:CICompilerCount=1";
-
 	private static final String[] SKEWS = { "-0.8", "+0", "+0.8" };
-
-	private static final List<String> LIBFAKETIME = List.of("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
-			"/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1", "/usr/lib/faketime/libfaketimeMT.so.1");
 
 	protected abstract TestDatabase database();
 
 	@Test
 	void threeNodesWithClocksUpToFortyPercentOfAPeriodApartRunEachSlotAtMostOnce() throws Exception {
-		String library = LIBFAKETIME.stream().filter((path) -> Files.exists(Path.of(path))).findFirst().orElse(null);
+		String library = NodeSupport.libfaketime();
 		Assumptions.assumeTrue(library != null, "libfaketime is not installed (apt-get install faketime): the nodes' "
 				+ "clocks cannot be shifted");
 		try (HikariDataSource dataSource = database().dataSource(2)) {
@@ -71,7 +61,7 @@ abstract class SlotProcessesContractTests {
 				for (String skew : SKEWS) {
 					nodes.add(NodeSupport.start(SlotNode.class, database().connection(),
 							// the monotonic clock shifted too: with it left alone, the JVM's timed waits never ended
-							Map.of("LD_PRELOAD", library, "FAKETIME", skew, "JAVA_TOOL_OPTIONS", JVM_OPTIONS),
+							Map.of("LD_PRELOAD", library, "FAKETIME", skew, "JAVA_TOOL_OPTIONS", NodeSupport.FAKETIME_JVM_OPTIONS),
 							PERIOD_MILLIS, start, end));
 				}
 				for (NodeSupport.Node node : nodes) {

@@ -76,6 +76,29 @@ public final class OwnMariaDb implements OwnServer {
 	}
 
 	/**
+	 * Starts a server as {@link #start()} does that also listens on further addresses of this
+	 * machine (such as the host ends of a test's network namespaces), and lets {@code root}
+	 * connect from the hosts {@code clientHosts} names (a MariaDB host pattern such as
+	 * {@code 10.231.%}), with an empty password; the addresses stay its own on a restart.
+	 * @param addresses the further addresses to listen on, present on this machine
+	 * @param clientHosts the host pattern the test's clients connect from
+	 * @param options further server options of the test's
+	 * @return the running server
+	 * @throws Exception if it cannot be started within a minute
+	 */
+	public static OwnMariaDb startListeningOn(List<String> addresses, String clientHosts, String... options)
+			throws Exception {
+		List<String> all = new ArrayList<>(List.of(options));
+		all.add("--bind-address=127.0.0.1," + String.join(",", addresses));
+		OwnMariaDb server = start(all);
+		try (Connection connection = server.connect(); Statement statement = connection.createStatement()) {
+			statement.execute("CREATE USER 'root'@'" + clientHosts + "' IDENTIFIED BY ''");
+			statement.execute("GRANT ALL PRIVILEGES ON *.* TO 'root'@'" + clientHosts + "' WITH GRANT OPTION");
+		}
+		return server;
+	}
+
+	/**
 	 * Starts a server that is the one node of a Galera cluster it bootstraps
 	 * ({@code wsrep_on=ON}), with a database {@code test}. Skips the test where Galera
 	 * ({@code galera-4}) is not installed.

@@ -39,6 +39,9 @@ public final class OwnPostgreSql implements OwnServer {
 
 	private Process process;
 
+	/** The addresses it listens on. */
+	private String listenAddresses = "127.0.0.1";
+
 	private OwnPostgreSql(Path directory, int port) {
 		this.directory = directory;
 		this.port = port;
@@ -50,6 +53,24 @@ public final class OwnPostgreSql implements OwnServer {
 	 * @throws Exception if it cannot be started within a minute
 	 */
 	public static OwnPostgreSql start() throws Exception {
+		return start(List.of(), null);
+	}
+
+	/**
+	 * Starts a server as {@link #start()} does that also listens on further addresses of this
+	 * machine (such as the host ends of a test's network namespaces) and trusts connections
+	 * from the network {@code clientNetwork} (CIDR, such as {@code 10.231.0.0/16}); the
+	 * addresses stay its own on a restart.
+	 * @param addresses the further addresses to listen on, present on this machine
+	 * @param clientNetwork the network the test's clients connect from
+	 * @return the running server
+	 * @throws Exception if it cannot be started within a minute
+	 */
+	public static OwnPostgreSql startListeningOn(List<String> addresses, String clientNetwork) throws Exception {
+		return start(addresses, clientNetwork);
+	}
+
+	private static OwnPostgreSql start(List<String> addresses, String clientNetwork) throws Exception {
 		Assumptions.assumeTrue(Files.isExecutable(BIN.resolve("postgres")) && Files.isExecutable(Path.of("/usr/sbin/runuser")),
 				"PostgreSQL binaries or runuser not installed");
 		Path directory = Files.createTempDirectory("own-postgresql-");
@@ -57,6 +78,11 @@ public final class OwnPostgreSql implements OwnServer {
 		OwnPostgreSql server = new OwnPostgreSql(directory, freePort());
 		run(List.of("runuser", "-u", "postgres", "--", BIN.resolve("initdb").toString(), "-D",
 				server.dataDirectory().toString(), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"), directory);
+		if (!addresses.isEmpty()) {
+			server.listenAddresses = "127.0.0.1," + String.join(",", addresses);
+			Files.writeString(server.dataDirectory().resolve("pg_hba.conf"),
+					"host all all " + clientNetwork + " trust\n", java.nio.file.StandardOpenOption.APPEND);
+		}
 		server.startServer();
 		try (Connection connection = server.connect("postgres"); Statement statement = connection.createStatement()) {
 			statement.execute("CREATE DATABASE test");
@@ -196,7 +222,7 @@ public final class OwnPostgreSql implements OwnServer {
 	private void startServer() throws Exception {
 		this.process = new ProcessBuilder("runuser", "-u", "postgres", "--", BIN.resolve("postgres").toString(), "-D",
 				dataDirectory().toString(), "-p", String.valueOf(this.port), "-k", this.directory.toString(), "-c",
-				"listen_addresses=127.0.0.1", "-c", "max_connections=200")
+				"listen_addresses=" + this.listenAddresses, "-c", "max_connections=200")
 			.redirectErrorStream(true)
 			.redirectOutput(ProcessBuilder.Redirect.appendTo(this.directory.resolve("server.log").toFile()))
 			.start();
