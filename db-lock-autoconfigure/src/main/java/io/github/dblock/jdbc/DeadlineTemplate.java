@@ -24,13 +24,28 @@ final class DeadlineTemplate extends JdbcTemplate {
 
 	private final long waitMillis;
 
-	DeadlineTemplate(Connection connection, int networkTimeoutMillis, long waitMillis,
+	private final boolean cancelsFromClient;
+
+	DeadlineTemplate(Connection connection, int networkTimeoutMillis, long waitMillis, boolean cancelsFromClient,
 			SQLExceptionTranslator exceptionTranslator) {
 		this.connection = connection;
 		this.networkTimeoutMillis = networkTimeoutMillis;
 		this.waitMillis = waitMillis;
+		this.cancelsFromClient = cancelsFromClient;
 		setDataSource(new SingleConnectionDataSource(connection, true));
 		setExceptionTranslator(exceptionTranslator);
+	}
+
+	/**
+	 * The JDBC query timeout of a statement whose network timeout is {@code networkMillis}:
+	 * whole seconds rounded up (zero would be no limit at all), or, where the driver cancels
+	 * from the client ({@link io.github.dblock.jdbc.dialect.SqlDialect#cancelsQueriesFromClient()}),
+	 * a second past the network timeout, so that a statement the server does not answer ends
+	 * by the network timeout, with no cancel that the caller would wait for.
+	 */
+	static int queryTimeoutSeconds(long networkMillis, boolean cancelsFromClient) {
+		long seconds = cancelsFromClient ? networkMillis / 1000 + 1 : (networkMillis + 999) / 1000;
+		return (int) Math.min(Math.max(1, seconds), Integer.MAX_VALUE);
 	}
 
 	@Override
@@ -42,7 +57,7 @@ final class DeadlineTemplate extends JdbcTemplate {
 			int millis = (int) Math.max(1, left);
 			this.connection.setNetworkTimeout(CALLER_RUNS, millis);
 			if (getQueryTimeout() > 0) {
-				statement.setQueryTimeout((millis + 999) / 1000);
+				statement.setQueryTimeout(queryTimeoutSeconds(millis, this.cancelsFromClient));
 			}
 		}
 	}

@@ -83,8 +83,6 @@ public class LockConnections {
 
 	private final int networkTimeoutMillis;
 
-	private final int queryTimeoutSeconds;
-
 	/**
 	 * Creates the owner of the lock connections of a data source.
 	 * @param dataSource the data source of the lock statements (a
@@ -106,8 +104,6 @@ public class LockConnections {
 		this.exceptionTranslator = new SQLErrorCodeSQLExceptionTranslator(this.dataSource);
 		this.dialect = dialect;
 		this.networkTimeoutMillis = (int) statementTimeout.toMillis();
-		// whole seconds, rounded up: zero would be no limit at all in the server
-		this.queryTimeoutSeconds = (int) Math.min((statementTimeout.toMillis() + 999) / 1000, Integer.MAX_VALUE);
 	}
 
 	/**
@@ -223,8 +219,10 @@ public class LockConnections {
 	 * their query timeout (enforced by the database).
 	 */
 	JdbcTemplate template(Connection connection, long waitMillis) {
-		JdbcTemplate jdbc = new DeadlineTemplate(connection, this.networkTimeoutMillis, waitMillis, this.exceptionTranslator);
-		jdbc.setQueryTimeout((int) Math.min(this.queryTimeoutSeconds + (waitMillis + 999) / 1000, Integer.MAX_VALUE));
+		JdbcTemplate jdbc = new DeadlineTemplate(connection, this.networkTimeoutMillis, waitMillis,
+				this.dialect.cancelsQueriesFromClient(), this.exceptionTranslator);
+		jdbc.setQueryTimeout(DeadlineTemplate.queryTimeoutSeconds(this.networkTimeoutMillis + waitMillis,
+				this.dialect.cancelsQueriesFromClient()));
 		return jdbc;
 	}
 
@@ -235,7 +233,7 @@ public class LockConnections {
 	 * connection (which frees its locks).
 	 */
 	JdbcTemplate templateWithoutQueryTimeout(Connection connection, long waitMillis) {
-		return new DeadlineTemplate(connection, this.networkTimeoutMillis, waitMillis, this.exceptionTranslator);
+		return new DeadlineTemplate(connection, this.networkTimeoutMillis, waitMillis, false, this.exceptionTranslator);
 	}
 
 	/**

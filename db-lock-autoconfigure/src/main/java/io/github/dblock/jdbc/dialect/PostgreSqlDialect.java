@@ -71,6 +71,16 @@ public class PostgreSqlDialect extends SqlDialect {
 				"l.expires_at <= EXCLUDED.acquired_at"));
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * @return {@code true}: pgjdbc sends the cancel of a timed-out query on a connection of
+	 * its own
+	 */
+	@Override
+	public boolean cancelsQueriesFromClient() {
+		return true;
+	}
+
 	@Override
 	public ServerInspection inspection() {
 		return INSPECTION;
