@@ -106,15 +106,15 @@ public final class CampaignNode {
 
 	/**
 	 * Runs the node.
-	 * @param args JDBC URL, user, password, node number, start (epoch milliseconds),
-	 * duration in milliseconds, history file, the file whose presence exhausts the pool,
-	 * seed
+	 * @param args JDBC URL, user, password, node number, start (epoch milliseconds), the
+	 * file whose presence ends the run (its clock may be shifted), history file, the file
+	 * whose presence exhausts the pool, seed
 	 * @throws Exception on any failure
 	 */
 	public static void main(String[] args) throws Exception {
 		int node = Integer.parseInt(args[3]);
 		long start = Long.parseLong(args[4]);
-		long durationNanos = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(args[5]));
+		Path stopFile = Path.of(args[5]);
 		Path history = Path.of(args[6]);
 		Path hogFile = Path.of(args[7]);
 		long seed = Long.parseLong(args[8]);
@@ -143,8 +143,9 @@ public final class CampaignNode {
 						Duration.ofMillis(500), (event) -> {
 						}, Map::<String, List<SmartLifecycle>>of);
 				NodeSupport.awaitStart(start);
-				long end = System.nanoTime() + durationNanos;
+				Stop end = new Stop(stopFile);
 				List<Thread> side = new ArrayList<>();
+				side.add(daemon("stop-watch", end::watch));
 				side.add(daemon("pause-watch", () -> watch.run(end)));
 				side.add(daemon("leader-sampler", () -> sampleLeader(leaders, jdbc, dialect, log, end)));
 				side.add(daemon("pool-hog", () -> hog(dataSource, hogFile, end)));
@@ -155,7 +156,7 @@ public final class CampaignNode {
 					Worker worker = new Worker(node, thread, template, jdbc, dialect,
 							new TransactionTemplate(transactions), log, new Random(seed * 31 + node * 7L + thread));
 					workers[thread] = worker;
-					while (System.nanoTime() - end < 0) {
+					while (!end.stopped()) {
 						worker.step();
 					}
 				});
@@ -163,6 +164,7 @@ public final class CampaignNode {
 					thread.join(TimeUnit.SECONDS.toMillis(30));
 				}
 				leaders.stop();
+				System.out.println("clockShiftedMillis=" + (System.currentTimeMillis() - micros(jdbc, dialect) / 1000));
 			}
 			System.out.println("holds=" + log.holds.get());
 		}
@@ -180,9 +182,9 @@ public final class CampaignNode {
 	 * Prints the stack of a worker whose acquisition has lasted 2.5 s past its wait, once per
 	 * acquisition: what a late return waited for, for the campaign's log.
 	 */
-	private static void watchStuck(Worker[] workers, long end) {
+	private static void watchStuck(Worker[] workers, Stop end) {
 		long[] dumped = new long[workers.length];
-		while (System.nanoTime() - end < 0) {
+		while (!end.stopped()) {
 			for (int i = 0; i < workers.length; i++) {
 				Worker worker = workers[i];
 				long since = (worker != null) ? worker.acquiringSince : 0;
@@ -202,8 +204,8 @@ public final class CampaignNode {
 
 	/** Asks whether this process leads every 50 ms, and records the database's time between two yes. */
 	private static void sampleLeader(DbLockLeaders leaders, JdbcTemplate jdbc, SqlDialect dialect, History log,
-			long end) {
-		while (System.nanoTime() - end < 0) {
+			Stop end) {
+		while (!end.stopped()) {
 			OptionalLong before = leaders.term(ROLE);
 			if (before.isPresent()) {
 				long micros = micros(jdbc, dialect);
@@ -217,12 +219,12 @@ public final class CampaignNode {
 	}
 
 	/** While the file exists, keeps every connection of the pool it can get in an open transaction. */
-	private static void hog(HikariDataSource dataSource, Path hogFile, long end) {
-		while (System.nanoTime() - end < 0) {
+	private static void hog(HikariDataSource dataSource, Path hogFile, Stop end) {
+		while (!end.stopped()) {
 			if (Files.exists(hogFile)) {
 				List<Connection> taken = new ArrayList<>();
 				try {
-					while (Files.exists(hogFile) && System.nanoTime() - end < 0) {
+					while (Files.exists(hogFile) && !end.stopped()) {
 						if (taken.size() < POOL) {
 							try {
 								Connection connection = dataSource.getConnection();
@@ -238,6 +240,7 @@ public final class CampaignNode {
 					}
 				}
 				finally {
+					System.out.println("hogged " + taken.size() + " of " + POOL + " connections");
 					for (Connection connection : taken) {
 						try {
 							connection.rollback();
@@ -294,6 +297,30 @@ public final class CampaignNode {
 
 	}
 
+	/** The end of the run: the test's stop file, looked for every 50 ms. */
+	private static final class Stop {
+
+		private final Path file;
+
+		private volatile boolean stopped;
+
+		Stop(Path file) {
+			this.file = file;
+		}
+
+		boolean stopped() {
+			return this.stopped;
+		}
+
+		void watch() {
+			while (!Files.exists(this.file)) {
+				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+			}
+			this.stopped = true;
+		}
+
+	}
+
 	/** Records the times this process did not run: a gap in a 20 ms park of more than 300 ms. */
 	private static final class Watch {
 
@@ -303,9 +330,9 @@ public final class CampaignNode {
 			this.log = log;
 		}
 
-		void run(long end) {
+		void run(Stop end) {
 			long last = System.nanoTime();
-			while (last - end < 0) {
+			while (!end.stopped()) {
 				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
 				long now = System.nanoTime();
 				if (now - last > TimeUnit.MILLISECONDS.toNanos(300)) {

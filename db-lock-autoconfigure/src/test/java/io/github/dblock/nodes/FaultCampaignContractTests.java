@@ -33,16 +33,18 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * network namespace of its own, use every lock mode and the leader election on a database
  * server the test starts, while a seeded random schedule injects faults, each kind at least
  * twice, every 0.5 to 3 s for 0.5 to 6.5 s (the lease is 3 s), so that they overlap, one at a
- * time on each target (a node; the database for kills and stalls): partitions from the database in one direction or both, shorter
- * and longer than the lease ({@code nft} drops in the namespace); {@code SIGSTOP} past the
- * lease; the database killed with {@code kill -9} and restarted; a node's clock jumped
- * ahead (libfaketime, the monotonic clock with it); every lock statement stalled by a test
- * trigger that sleeps past the statement timeout; a node's pool exhausted by its own
- * transactions. Then the faults stop, the nodes end, and one checker
- * ({@link CampaignChecker}) reads the whole history: every violation count must be 0.
+ * time on each target (a node; the database for kills and stalls): partitions from the
+ * database in one direction or both, shorter and longer than the lease ({@code nft} drops in
+ * the namespace); {@code SIGSTOP} past the lease; the database killed with {@code kill -9}
+ * and restarted; a node's clock jumped ahead (libfaketime, the monotonic clock with it);
+ * every lock statement stalled by a test trigger that sleeps past the statement timeout; a
+ * node's pool exhausted by its own transactions. Then the faults stop, the nodes end, and
+ * one checker ({@link CampaignChecker}) reads the whole history: every violation count must
+ * be 0.
  * <p>
- * {@code -Dcampaign.minutes=N} runs the faults for {@code N} minutes (default 2),
- * {@code -Dcampaign.seed=S} replays a schedule; both are printed.
+ * {@code -Dcampaign.minutes=N} runs the faults for {@code N} minutes (default 1.5 on one
+ * server, 1 on a cluster), {@code -Dcampaign.seed=S} replays a schedule; both are printed,
+ * and each node's history and output is kept under {@code target/campaign-*}.
  */
 abstract class FaultCampaignContractTests {
 
@@ -58,7 +60,7 @@ abstract class FaultCampaignContractTests {
 	/** The node whose clock libfaketime shifts. */
 	private static final int SHIFTED = 2;
 
-	/** Faults stop this long before the nodes end, so that every node is healthy at its end. */
+	/** The nodes run this long after the faults, so that every node is healthy at its end. */
 	private static final long QUIET_TAIL_MILLIS = 15_000;
 
 	/** The JVMs' start-up before the common start (the shifted one is slower). */
@@ -69,6 +71,11 @@ abstract class FaultCampaignContractTests {
 
 	@TempDir
 	Path dir;
+
+	/** How long the faults last unless {@code -Dcampaign.minutes} says. */
+	protected double defaultMinutes() {
+		return 1.5;
+	}
 
 	/** Starts the database server, listening on the namespaces' host addresses too. */
 	protected abstract OwnServer startServer(NetworkNamespaces namespaces) throws Exception;
@@ -83,7 +90,7 @@ abstract class FaultCampaignContractTests {
 	void noViolationUnderMixedFaults() throws Exception {
 		String faketime = NodeSupport.libfaketime();
 		Assumptions.assumeTrue(faketime != null, "libfaketime is not installed (apt-get install faketime)");
-		long minutes = Long.getLong("campaign.minutes", 2);
+		double minutes = Double.parseDouble(System.getProperty("campaign.minutes", String.valueOf(defaultMinutes())));
 		long seed = Long.getLong("campaign.seed", System.nanoTime());
 		String label = getClass().getSimpleName();
 		System.out.println(label + ": fault campaign, seed " + seed + " (-Dcampaign.seed=" + seed + " replays it), "
@@ -95,15 +102,17 @@ abstract class FaultCampaignContractTests {
 			try (HikariDataSource dataSource = NodeSupport.dataSource(server.url(), server.user(), "", 2)) {
 				prepare(dataSource);
 			}
-			long faultMillis = TimeUnit.MINUTES.toMillis(minutes);
+			long faultMillis = (long) (minutes * 60_000);
 			long start = System.currentTimeMillis() + START_MARGIN_MILLIS;
-			long duration = faultMillis + QUIET_TAIL_MILLIS;
+			// the nodes run until this file appears, whatever their clocks say
+			Path stop = this.dir.resolve("stop");
 			Path clock = this.dir.resolve("faketime");
 			Files.writeString(clock, "+0\n");
 			List<NodeSupport.Node> nodes = new ArrayList<>();
 			List<Path> histories = new ArrayList<>();
 			Map<Fault, Integer> injected = new EnumMap<>(Fault.class);
 			Faults faults = new Faults(namespaces, server, nodes, clock);
+			List<String> outputs = new ArrayList<>();
 			try {
 				for (int n = 0; n < NODES; n++) {
 					Map<String, String> environment = (n != SHIFTED) ? Map.of()
@@ -112,8 +121,7 @@ abstract class FaultCampaignContractTests {
 					histories.add(this.dir.resolve("history-" + n + ".csv"));
 					nodes.add(NodeSupport.start(namespaces.prefix(n), CampaignNode.class,
 							new TestDatabase.Connection(nodeUrl(server, namespaces, n), server.user(), "", false),
-							environment, n, start, duration, histories.get(n), this.dir.resolve("hog-" + n),
-							seed));
+							environment, n, start, stop, histories.get(n), this.dir.resolve("hog-" + n), seed));
 				}
 				NodeSupport.awaitStart(start + 2000);
 				List<Fault> schedule = schedule(random, faultMillis);
@@ -135,13 +143,18 @@ abstract class FaultCampaignContractTests {
 					thread.join();
 				}
 				faults.rethrow();
+				faults.healAll(local);
+				pause(QUIET_TAIL_MILLIS);
+				Files.writeString(stop, "stop");
+				for (NodeSupport.Node node : nodes) {
+					outputs.add(NodeSupport.finish(node));
+				}
 			}
 			finally {
 				faults.healAll(local);
-			}
-			List<String> outputs = new ArrayList<>();
-			for (NodeSupport.Node node : nodes) {
-				outputs.add(NodeSupport.finish(node));
+				for (NodeSupport.Node node : nodes) {
+					node.process().destroyForcibly();
+				}
 			}
 			for (int n = 0; n < NODES; n++) {
 				Files.writeString(Path.of("target", "campaign-" + label + "-node-" + n + ".log"), outputs.get(n));
@@ -161,6 +174,11 @@ abstract class FaultCampaignContractTests {
 					softly.assertThat(injected.getOrDefault(fault, 0)).as("times %s was injected", fault)
 						.isGreaterThanOrEqualTo(2);
 				}
+				softly.assertThat(faults.idleCuts.get()).as("cuts that dropped no packet").isZero();
+				// its clock was ahead of the database's at the end by the jumps, at least 5 s each
+				softly.assertThat(Long.parseLong(NodeSupport.values(outputs.get(SHIFTED)).getOrDefault("clockShiftedMillis", "0")))
+					.as("the shifted node's clock ahead of the database's (ms)")
+					.isGreaterThan(5000);
 				softly.assertThat(checker.counts().getOrDefault("holds checked", 0L)).as("holds checked")
 					.isGreaterThan(100);
 				softly.assertThat(checker.counts().getOrDefault("leader terms", 0L)).as("leader terms").isPositive();
@@ -177,8 +195,8 @@ abstract class FaultCampaignContractTests {
 			schedule.add(fault);
 			schedule.add(fault);
 		}
-		// about 6 s a fault with its gap
-		while (schedule.size() * 6000L < faultMillis) {
+		// one starts every 1.75 s on average
+		while (schedule.size() * 1750L < faultMillis) {
 			schedule.add(Fault.values()[random.nextInt(Fault.values().length)]);
 		}
 		Collections.shuffle(schedule, random);
@@ -245,6 +263,9 @@ abstract class FaultCampaignContractTests {
 
 		private long clockOffsetSeconds;
 
+		/** Cuts that dropped no packet. */
+		private final java.util.concurrent.atomic.AtomicInteger idleCuts = new java.util.concurrent.atomic.AtomicInteger();
+
 		private final java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
 
 		Faults(NetworkNamespaces namespaces, OwnServer server, List<NodeSupport.Node> nodes, Path clock) {
@@ -295,7 +316,10 @@ abstract class FaultCampaignContractTests {
 						default -> NetworkNamespaces.Cut.FROM_SERVER;
 					});
 					pause(millis);
-					this.namespaces.heal(node);
+					if (this.namespaces.heal(node) == 0) {
+						// a cut that dropped nothing did nothing
+						this.idleCuts.incrementAndGet();
+					}
 				}
 				case PAUSE -> {
 					signal("STOP", node);
@@ -338,7 +362,9 @@ abstract class FaultCampaignContractTests {
 			for (int node = 0; node < this.nodes.size(); node++) {
 				try {
 					this.namespaces.heal(node);
-					signal("CONT", node);
+					if (this.nodes.get(node).process().isAlive()) {
+						signal("CONT", node);
+					}
 					Files.deleteIfExists(hogFile(node));
 				}
 				catch (Exception ex) {
@@ -360,7 +386,9 @@ abstract class FaultCampaignContractTests {
 		private void signal(String signal, int node) throws Exception {
 			Process kill = new ProcessBuilder("kill", "-" + signal, String.valueOf(this.nodes.get(node).process().pid()))
 				.start();
-			kill.waitFor(10, TimeUnit.SECONDS);
+			if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+				throw new IllegalStateException("kill -" + signal + " of node " + node + " failed");
+			}
 		}
 
 		private static void setStall(TestDatabase.Connection local, int seconds) {

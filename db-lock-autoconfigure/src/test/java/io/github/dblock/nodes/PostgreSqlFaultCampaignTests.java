@@ -15,18 +15,26 @@ class PostgreSqlFaultCampaignTests extends FaultCampaignContractTests {
 	@Override
 	protected OwnServer startServer(NetworkNamespaces namespaces) throws Exception {
 		OwnPostgreSql server = OwnPostgreSql.startListeningOn(namespaces.hostAddresses(), "10.231.0.0/16");
+		limitIdleTransactions(server);
+		return server;
+	}
+
+	/** A transaction whose client was cut off ends after 5 s idle, with its row locks. */
+	static void limitIdleTransactions(OwnServer server) {
 		try (Connection connection = DriverManager.getConnection(server.url(), server.user(), "");
 				Statement statement = connection.createStatement()) {
-			// a transaction whose client was cut off ends after 5 s idle, with its row locks
 			statement.execute("ALTER SYSTEM SET idle_in_transaction_session_timeout = '5s'");
 			statement.execute("SELECT pg_reload_conf()");
 		}
-		return server;
+		catch (java.sql.SQLException ex) {
+			throw new IllegalStateException(ex);
+		}
 	}
 
 	@Override
 	protected String nodeUrl(OwnServer server, NetworkNamespaces namespaces, int n) {
-		return server.url().replace("127.0.0.1", namespaces.hostAddress(n)) + "?connectTimeout=1&socketTimeout=10";
+		String url = server.url().replace("127.0.0.1", namespaces.hostAddress(n));
+		return url + (url.contains("?") ? "&" : "?") + "connectTimeout=1&socketTimeout=10";
 	}
 
 	@Override

@@ -10,8 +10,9 @@ import org.junit.jupiter.api.Assumptions;
 
 /**
  * Hosts of a test's own on this machine: each a network namespace ({@code ip netns}) joined
- * to this one by a veth pair, host end {@code 10.231.<n>.1}, namespace end
- * {@code 10.231.<n>.2}; a process started through {@link #prefix(int)} runs in it and
+ * to this one by a veth pair, host end {@code 10.231.<m>.1}, namespace end
+ * {@code 10.231.<m>.2} (where {@code m} is {@code 10 * slot + n + 1}, the slot the first
+ * of up to ten runs at once that is free); a process started through {@link #prefix(int)} runs in it and
  * reaches a server of the test's that listens on {@link #hostAddress(int)}. A partition is
  * real: {@code nft} rules in the namespace drop the packets, silently, to the server, from it
  * or both, so that the TCP connections stay open and the client learns nothing until its
@@ -35,31 +36,43 @@ public final class NetworkNamespaces implements AutoCloseable {
 
 	}
 
-	private final String prefix;
+	/** How many runs may make namespaces at once, each in a slot of its own. */
+	private static final int SLOTS = 10;
+
+	private final int slot;
 
 	private final int count;
 
-	private NetworkNamespaces(String prefix, int count) {
-		this.prefix = prefix;
+	private NetworkNamespaces(int slot, int count) {
+		this.slot = slot;
 		this.count = count;
 	}
 
 	/**
-	 * Creates {@code count} namespaces, deleting first any left by an earlier run with the
-	 * same names.
-	 * @param count how many (at most 50)
+	 * Creates {@code count} namespaces in the first slot that no other run holds (a run holds
+	 * its slot by its first namespace, which the creation of another fails on).
+	 * @param count how many (at most 9)
 	 * @return the namespaces, each with its veth pair up and no rule
 	 * @throws Exception if one cannot be made
 	 */
 	public static NetworkNamespaces create(int count) throws Exception {
 		Assumptions.assumeTrue(works("ip", "netns", "list") && works("nft", "--version"),
 				"ip netns and nft are needed (root, iproute2, nftables)");
-		NetworkNamespaces namespaces = new NetworkNamespaces("dblc", count);
-		namespaces.deleteAll();
+		NetworkNamespaces namespaces = null;
+		for (int slot = 0; slot < SLOTS && namespaces == null; slot++) {
+			if (works("ip", "netns", "add", "dblc" + slot + "0")) {
+				namespaces = new NetworkNamespaces(slot, count);
+			}
+		}
+		if (namespaces == null) {
+			throw new IllegalStateException("every slot of network namespaces is taken: ip netns del dblc<slot><n>");
+		}
 		try {
 			for (int n = 0; n < count; n++) {
 				String ns = namespaces.name(n);
-				run("ip", "netns", "add", ns);
+				if (n > 0) {
+					run("ip", "netns", "add", ns);
+				}
 				run("ip", "link", "add", ns + "h", "type", "veth", "peer", "name", ns + "n");
 				run("ip", "link", "set", ns + "n", "netns", ns);
 				run("ip", "addr", "add", namespaces.hostAddress(n) + "/24", "dev", ns + "h");
@@ -81,12 +94,12 @@ public final class NetworkNamespaces implements AutoCloseable {
 
 	/** The address of this machine at the host end of namespace {@code n}'s veth pair. */
 	public String hostAddress(int n) {
-		return "10.231." + (n + 1) + ".1";
+		return "10.231." + (10 * this.slot + n + 1) + ".1";
 	}
 
 	/** The address of namespace {@code n}'s end of its veth pair. */
 	public String clientAddress(int n) {
-		return "10.231." + (n + 1) + ".2";
+		return "10.231." + (10 * this.slot + n + 1) + ".2";
 	}
 
 	/** The host addresses of all namespaces, for a server to listen on. */
@@ -111,18 +124,28 @@ public final class NetworkNamespaces implements AutoCloseable {
 		String ns = name(n);
 		if (cut != Cut.FROM_SERVER) {
 			run("ip", "netns", "exec", ns, "nft", "add", "rule", "inet", "campaign", "out", "ip", "daddr", hostAddress(n),
-					"drop");
+					"counter", "drop");
 		}
 		if (cut != Cut.TO_SERVER) {
 			run("ip", "netns", "exec", ns, "nft", "add", "rule", "inet", "campaign", "in", "ip", "saddr", hostAddress(n),
-					"drop");
+					"counter", "drop");
 		}
 	}
 
-	/** Lets namespace {@code n}'s packets flow again, both ways. */
-	public void heal(int n) throws Exception {
+	/**
+	 * Lets namespace {@code n}'s packets flow again, both ways.
+	 * @return how many packets the cut dropped (0 if there was none)
+	 */
+	public long heal(int n) throws Exception {
 		String ns = name(n);
+		long dropped = 0;
+		java.util.regex.Matcher packets = java.util.regex.Pattern.compile("packets (\\d+)")
+			.matcher(run("ip", "netns", "exec", ns, "nft", "list", "table", "inet", "campaign"));
+		while (packets.find()) {
+			dropped += Long.parseLong(packets.group(1));
+		}
 		run("ip", "netns", "exec", ns, "nft", "flush chain inet campaign out; flush chain inet campaign in");
+		return dropped;
 	}
 
 	@Override
@@ -131,11 +154,12 @@ public final class NetworkNamespaces implements AutoCloseable {
 	}
 
 	private String name(int n) {
-		return this.prefix + n;
+		return "dblc" + this.slot + n;
 	}
 
 	private void deleteAll() throws Exception {
-		for (int n = 0; n < 50; n++) {
+		// the first last: it holds the slot
+		for (int n = this.count - 1; n >= 0; n--) {
 			String ns = name(n);
 			if (works("ip", "netns", "pids", ns)) {
 				run("ip", "netns", "del", ns);
@@ -161,13 +185,14 @@ public final class NetworkNamespaces implements AutoCloseable {
 		}
 	}
 
-	private static void run(String... command) throws Exception {
+	private static String run(String... command) throws Exception {
 		Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
 		String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
 		if (!process.waitFor(10, TimeUnit.SECONDS) || process.exitValue() != 0) {
 			process.destroyForcibly();
 			throw new IllegalStateException(String.join(" ", command) + " failed: " + output);
 		}
+		return output;
 	}
 
 }

@@ -37,6 +37,38 @@ public final class GaleraCluster implements OwnServer {
 	 * @throws Exception if a member does not start and sync in time
 	 */
 	public static GaleraCluster start(int size) throws Exception {
+		return start(size, List.of());
+	}
+
+	/**
+	 * Starts a cluster whose members also listen on further addresses of this machine (such
+	 * as the host ends of a test's network namespaces), with further server options, and lets
+	 * {@code root} connect from the hosts {@code clientHosts} names (a MariaDB host pattern
+	 * such as {@code 10.231.%}) with an empty password.
+	 * @param size how many members
+	 * @param addresses the further addresses to listen on, present on this machine
+	 * @param clientHosts the host pattern the test's clients connect from
+	 * @param options further server options of every member
+	 * @return the running cluster, every member synced
+	 * @throws Exception if a member does not start and sync in time
+	 */
+	public static GaleraCluster startListeningOn(int size, List<String> addresses, String clientHosts,
+			String... options) throws Exception {
+		List<String> all = new ArrayList<>(List.of(options));
+		all.add("--bind-address=127.0.0.1," + String.join(",", addresses));
+		GaleraCluster cluster = start(size, all);
+		try (Connection connection = cluster.members.get(0).connect(); Statement statement = connection.createStatement()) {
+			statement.execute("CREATE USER 'root'@'" + clientHosts + "' IDENTIFIED BY ''");
+			statement.execute("GRANT ALL PRIVILEGES ON *.* TO 'root'@'" + clientHosts + "' WITH GRANT OPTION");
+		}
+		catch (SQLException ex) {
+			cluster.close();
+			throw ex;
+		}
+		return cluster;
+	}
+
+	private static GaleraCluster start(int size, List<String> options) throws Exception {
 		List<int[]> ports = new ArrayList<>();
 		for (int i = 0; i < size; i++) {
 			ports.add(new int[] { freePort(), freePort(), freePort() });
@@ -46,10 +78,12 @@ public final class GaleraCluster implements OwnServer {
 		try {
 			for (int i = 0; i < size; i++) {
 				int[] member = ports.get(i);
-				cluster.members.add(OwnMariaDb.startGaleraMember(List.of("--wsrep-cluster-address=gcomm://" + address,
+				List<String> memberOptions = new ArrayList<>(List.of("--wsrep-cluster-address=gcomm://" + address,
 						"--wsrep-provider-options=gmcast.listen_addr=tcp://127.0.0.1:" + member[0] + ";ist.recv_addr=127.0.0.1:"
 								+ member[1],
-						"--wsrep-sst-receive-address=127.0.0.1:" + member[2]), i == 0));
+						"--wsrep-sst-receive-address=127.0.0.1:" + member[2]));
+				memberOptions.addAll(options);
+				cluster.members.add(OwnMariaDb.startGaleraMember(memberOptions, i == 0));
 				cluster.awaitSynced(i + 1);
 			}
 		}

@@ -103,9 +103,30 @@ public final class OwnPostgreSql implements OwnServer {
 		Path directory = Files.createTempDirectory("own-postgresql-standby-");
 		run(List.of("chown", "postgres", directory.toString()), directory);
 		OwnPostgreSql standby = new OwnPostgreSql(directory, freePort());
+		follow(standby, synchronous);
+		return standby;
+	}
+
+	/**
+	 * Makes a server that was killed a synchronous standby of this one, on its own port: its
+	 * data directory emptied, a base backup of this server taken into it, started, waited for
+	 * until it streams. What a failed primary becomes once its standby has been promoted.
+	 * @param killed the server, not running
+	 * @throws Exception if it does not stream within a minute
+	 */
+	public void rebuildAsStandby(OwnPostgreSql killed) throws Exception {
+		try (Stream<Path> files = Files.walk(killed.dataDirectory())) {
+			files.sorted(Comparator.reverseOrder()).forEach((file) -> file.toFile().delete());
+		}
+		follow(killed, true);
+	}
+
+	/** Takes a base backup of this server into the standby's directory, starts it, waits until it streams. */
+	private void follow(OwnPostgreSql standby, boolean synchronous) throws Exception {
+		standby.listenAddresses = this.listenAddresses;
 		run(List.of("runuser", "-u", "postgres", "--", BIN.resolve("pg_basebackup").toString(), "-h", "127.0.0.1", "-p",
 				String.valueOf(this.port), "-U", "postgres", "-D", standby.dataDirectory().toString(), "-R", "-X",
-				"stream", "-c", "fast", "--no-sync"), directory);
+				"stream", "-c", "fast", "--no-sync"), standby.directory);
 		standby.startServer();
 		try (Connection connection = connect("postgres"); Statement statement = connection.createStatement()) {
 			if (synchronous) {
@@ -128,7 +149,14 @@ public final class OwnPostgreSql implements OwnServer {
 				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
 			}
 		}
-		return standby;
+	}
+
+	/**
+	 * The server's port.
+	 * @return the port
+	 */
+	public int port() {
+		return this.port;
 	}
 
 	/**
