@@ -70,6 +70,18 @@ public class LockConnections {
 
 	private static final Log logger = LogFactory.getLog(LockConnections.class);
 
+	private static final int CANCEL_THREADS = 2;
+
+	private static final int CANCEL_QUEUE = 1000;
+
+	/**
+	 * Where the cancels of statements given up on by their network timeout are sent
+	 * ({@link SqlDialect#cancelOfAbandonedStatement}), off the callers' threads: at most
+	 * {@value #CANCEL_THREADS} at once, up to {@value #CANCEL_QUEUE} queued (then dropped),
+	 * daemon threads that end when idle.
+	 */
+	private static final java.util.concurrent.ThreadPoolExecutor CANCELS = cancels();
+
 	private final DataSource dataSource;
 
 	private final PoolWait poolWait;
@@ -251,6 +263,8 @@ public class LockConnections {
 		connection.setNetworkTimeout(CALLER_RUNS,
 				(int) Math.max(1, Math.min(StatementDeadline.millisLeft(this.networkTimeoutMillis, waitMillis),
 						Integer.MAX_VALUE)));
+		// asked now: once the statement has timed out, the pool has closed its side of the connection
+		Runnable cancel = this.dialect.cancelOfAbandonedStatement(connection);
 		try {
 			T result = statements.apply(jdbc);
 			if (result == null) {
@@ -258,9 +272,37 @@ public class LockConnections {
 			}
 			return result;
 		}
+		catch (RuntimeException ex) {
+			if (cancel != null && timedOut(ex)) {
+				CANCELS.execute(cancel);
+			}
+			throw ex;
+		}
 		finally {
 			restore(connection, autoCommit, networkTimeout);
 		}
+	}
+
+	/** Whether a statement failed by its network timeout: its client gave up on it. */
+	private static boolean timedOut(RuntimeException failure) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof java.net.SocketTimeoutException) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	private static java.util.concurrent.ThreadPoolExecutor cancels() {
+		java.util.concurrent.ThreadPoolExecutor executor = new java.util.concurrent.ThreadPoolExecutor(CANCEL_THREADS,
+				CANCEL_THREADS, 30, TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(CANCEL_QUEUE),
+				(task) -> {
+					Thread thread = new Thread(task, "db-lock-cancel");
+					thread.setDaemon(true);
+					return thread;
+				}, new java.util.concurrent.ThreadPoolExecutor.DiscardPolicy());
+		executor.allowCoreThreadTimeOut(true);
+		return executor;
 	}
 
 	/** Puts a connection back as the pool lent it; one broken by a timeout is left to the pool. */

@@ -275,8 +275,9 @@ final class CampaignChecker {
 			boolean valid = Boolean.parseBoolean(f[10]);
 			long start = Long.MAX_VALUE;
 			long last = Long.MIN_VALUE;
-			if (valid && acquired > 0 && end > 0) {
-				start = acquired;
+			if (valid && end > 0) {
+				// valid at its end, so since its acquisition; with no time read then, from its end on
+				start = (acquired > 0) ? acquired : end;
 				last = end;
 			}
 			for (Written write : writes) {

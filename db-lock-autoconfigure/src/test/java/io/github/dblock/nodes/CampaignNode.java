@@ -49,7 +49,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  * <ul>
  * <li>{@code H,node,thread,hold,mode,key,permitKey,token,acquired,end,valid,lost}: a hold;
  * {@code acquired} read after the acquisition returned, {@code end} read before
- * {@code isHeld()} said {@code valid}, then it was closed; {@code lost} whether
+ * {@code isHeld()} said {@code valid} (when it cannot be read, a lower bound: the last time
+ * read plus the monotonic time since), then it was closed; {@code lost} whether
  * {@code lostSince()} was set after the close.</li>
  * <li>{@code W,node,thread,hold,seq,outcome}: a register write of a hold, its row carrying
  * {@code (node, thread, seq)}; {@code ok} (committed), {@code refused} (the commit guard's
@@ -59,7 +60,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * acquisition and how it ended ({@code ok}, {@code timeout}, {@code refused} for a try, or
  * the exception's class).</li>
  * <li>{@code L,node,term,micros}: the leader sampler saw this process lead in {@code term}
- * before and after reading the database's time.</li>
+ * before and after reading the database's time (or its lower bound, as for a hold's end).</li>
  * <li>{@code P,node,startNanos,endNanos}: the process did not run for that long (paused).</li>
  * </ul>
  * Prints {@code done=true} and counts at the end.
@@ -98,6 +99,9 @@ public final class CampaignNode {
 	static final Duration VALIDATION_TIMEOUT = Duration.ofSeconds(1);
 
 	private static final int WORKERS = 5;
+
+	/** The last database time read and the {@code nanoTime} after its reply. */
+	private static final java.util.concurrent.atomic.AtomicReference<long[]> ANCHOR = new java.util.concurrent.atomic.AtomicReference<>();
 
 	private static final int POOL = 12;
 
@@ -209,6 +213,10 @@ public final class CampaignNode {
 			OptionalLong before = leaders.term(ROLE);
 			if (before.isPresent()) {
 				long micros = micros(jdbc, dialect);
+				if (micros < 0) {
+					// cut off or stalled: it still says it leads, and that is what is checked
+					micros = lowerBoundMicros();
+				}
 				OptionalLong after = leaders.term(ROLE);
 				if (micros > 0 && after.isPresent() && after.getAsLong() == before.getAsLong()) {
 					log.line("L", before.getAsLong(), micros);
@@ -264,11 +272,27 @@ public final class CampaignNode {
 	/** The database's now in microseconds, or -1 if it cannot be read. */
 	static long micros(JdbcTemplate jdbc, SqlDialect dialect) {
 		try {
-			return NodeSupport.databaseMicros(jdbc, dialect);
+			long micros = NodeSupport.databaseMicros(jdbc, dialect);
+			ANCHOR.accumulateAndGet(new long[] { micros, System.nanoTime() }, (a, b) -> (a == null || b[1] > a[1]) ? b : a);
+			return micros;
 		}
 		catch (RuntimeException ex) {
 			return -1;
 		}
+	}
+
+	/**
+	 * A lower bound of the database's now, in microseconds, when it cannot be read: the last
+	 * time read plus the monotonic time since its reply (the database's clock ran at least
+	 * that long: one machine, and a pause stops this process, not the database's clock); -1
+	 * before any read, and in a process whose monotonic clock libfaketime shifts.
+	 */
+	static long lowerBoundMicros() {
+		long[] anchor = ANCHOR.get();
+		if (anchor == null || System.getenv("FAKETIME_TIMESTAMP_FILE") != null) {
+			return -1;
+		}
+		return anchor[0] + TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - anchor[1]);
 	}
 
 	/** The history file, written by every thread. */
@@ -456,6 +480,8 @@ public final class CampaignNode {
 			}
 			finally {
 				long end = micros(this.jdbc, this.dialect);
+				// cut off or stalled: what it says is checked at the least time the database's clock can show
+				long endBound = (end < 0) ? lowerBoundMicros() : end;
 				boolean valid = handle.isHeld();
 				try {
 					handle.close();
@@ -463,7 +489,7 @@ public final class CampaignNode {
 				catch (RuntimeException ex) {
 					// a release that failed: the lease ends on its own
 				}
-				this.log.line("H", this.thread, hold, mode, key, handle.key(), handle.fencingToken(), acquired, end,
+				this.log.line("H", this.thread, hold, mode, key, handle.key(), handle.fencingToken(), acquired, endBound,
 						valid, handle.lostSince().isPresent());
 				this.log.holds.incrementAndGet();
 			}

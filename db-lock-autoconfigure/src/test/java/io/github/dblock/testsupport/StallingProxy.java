@@ -36,9 +36,6 @@ public final class StallingProxy implements AutoCloseable {
 
 	private volatile boolean closed;
 
-	/** The first bytes each client sent on a connection, up to eight, in the order they came. */
-	private final List<byte[]> openings = new CopyOnWriteArrayList<>();
-
 	/**
 	 * Starts a proxy on a free port.
 	 * @param targetHost the database's host
@@ -90,16 +87,6 @@ public final class StallingProxy implements AutoCloseable {
 
 	private static URI target(TestDatabase.Connection database) {
 		return URI.create(database.url().substring("jdbc:".length()));
-	}
-
-	/**
-	 * The first bytes (up to eight) that each client sent on a new connection, in the order
-	 * they came, read at once even while stalled (and held until the traffic flows): what
-	 * kind of connection each was, such as PostgreSQL's cancel request.
-	 * @return the openings so far
-	 */
-	public List<byte[]> openings() {
-		return List.copyOf(this.openings);
 	}
 
 	/** The port clients connect to. */
@@ -155,19 +142,12 @@ public final class StallingProxy implements AutoCloseable {
 
 	private void pump(Socket from, Socket to, boolean replies) {
 		byte[] buffer = new byte[16384];
-		boolean first = !replies;
 		try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
 			while (true) {
-				if (!first) {
-					awaitFlowing(replies);
-				}
+				awaitFlowing(replies);
 				int read = in.read(buffer);
 				if (read < 0) {
 					break;
-				}
-				if (first) {
-					this.openings.add(java.util.Arrays.copyOf(buffer, Math.min(read, 8)));
-					first = false;
 				}
 				// bytes read just before a stall are held too
 				awaitFlowing(replies);

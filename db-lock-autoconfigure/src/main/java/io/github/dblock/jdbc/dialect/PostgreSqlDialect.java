@@ -1,5 +1,6 @@
 package io.github.dblock.jdbc.dialect;
 
+import java.lang.reflect.Method;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -13,6 +14,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.util.ClassUtils;
 
 /**
  * PostgreSQL 14 and later: one {@code INSERT ... ON CONFLICT DO UPDATE ... RETURNING} takes
@@ -48,6 +50,9 @@ public class PostgreSqlDialect extends SqlDialect {
 
 	private final String acquireSql;
 
+	/** pgjdbc's methods that cancel a connection's statement, looked up on first use. */
+	private static volatile Method @Nullable [] pgjdbcCancel;
+
 	private final int tokenLockClass;
 
 	/**
@@ -79,6 +84,54 @@ public class PostgreSqlDialect extends SqlDialect {
 	@Override
 	public boolean cancelsQueriesFromClient() {
 		return true;
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * @return pgjdbc's CancelRequest for the connection's backend (its process id and secret
+	 * key, so that it reaches that backend alone), or {@code null} if the connection is not
+	 * pgjdbc's
+	 */
+	@Override
+	public @Nullable Runnable cancelOfAbandonedStatement(Connection connection) {
+		try {
+			Method[] methods = pgjdbcCancel(connection.getClass().getClassLoader());
+			if (methods == null || !connection.isWrapperFor(methods[0].getDeclaringClass())) {
+				return null;
+			}
+			Object executor = methods[0].invoke(connection.unwrap(methods[0].getDeclaringClass()));
+			return () -> {
+				try {
+					methods[1].invoke(executor);
+				}
+				catch (ReflectiveOperationException ex) {
+					// the server unreachable still: the statement ends when what it waits for ends
+				}
+			};
+		}
+		catch (ReflectiveOperationException | SQLException ex) {
+			return null;
+		}
+	}
+
+	/**
+	 * pgjdbc's {@code BaseConnection.getQueryExecutor()} and {@code QueryExecutor.sendQueryCancel()},
+	 * looked up once, or {@code null} without pgjdbc.
+	 */
+	private static Method @Nullable [] pgjdbcCancel(@Nullable ClassLoader loader) {
+		Method[] methods = pgjdbcCancel;
+		if (methods == null) {
+			try {
+				methods = new Method[] {
+						ClassUtils.forName("org.postgresql.core.BaseConnection", loader).getMethod("getQueryExecutor"),
+						ClassUtils.forName("org.postgresql.core.QueryExecutor", loader).getMethod("sendQueryCancel") };
+			}
+			catch (ReflectiveOperationException | LinkageError ex) {
+				methods = new Method[0];
+			}
+			pgjdbcCancel = methods;
+		}
+		return (methods.length == 2) ? methods : null;
 	}
 
 	@Override

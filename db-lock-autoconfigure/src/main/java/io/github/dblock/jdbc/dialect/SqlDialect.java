@@ -51,6 +51,21 @@ public abstract class SqlDialect extends SqlSyntax {
 	}
 
 	/**
+	 * What ends, in the server, a statement of the connection if its client gives up on it
+	 * when its network timeout passes (the driver closes the connection then): a server that
+	 * does not notice a closed client while the statement waits for a lock would otherwise run
+	 * it on, holding a connection slot, until what it waits for ends. Asked before the
+	 * statement runs (no I/O), run off the caller's thread only if it timed out; it may fail
+	 * (the server unreachable), which changes nothing.
+	 * @param connection the connection about to run the statement
+	 * @return the task, or {@code null} (here) where nothing is sent
+	 * @since 0.1.0
+	 */
+	public @Nullable Runnable cancelOfAbandonedStatement(java.sql.Connection connection) {
+		return null;
+	}
+
+	/**
 	 * The lease mode's statements on the lock table.
 	 * @return the statements
 	 */
