@@ -1,11 +1,14 @@
 package io.github.dblock.jdbc;
 
+import java.net.SocketTimeoutException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
@@ -80,7 +83,7 @@ public class LockConnections {
 	 * {@value #CANCEL_THREADS} at once, up to {@value #CANCEL_QUEUE} queued (then dropped),
 	 * daemon threads that end when idle.
 	 */
-	private static final java.util.concurrent.ThreadPoolExecutor CANCELS = cancels();
+	private static final ThreadPoolExecutor CANCELS = cancels();
 
 	private final DataSource dataSource;
 
@@ -286,21 +289,21 @@ public class LockConnections {
 	/** Whether a statement failed by its network timeout: its client gave up on it. */
 	private static boolean timedOut(RuntimeException failure) {
 		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-			if (cause instanceof java.net.SocketTimeoutException) {
+			if (cause instanceof SocketTimeoutException) {
 				return true;
 			}
 		}
 		return false;
 	}
 
-	private static java.util.concurrent.ThreadPoolExecutor cancels() {
-		java.util.concurrent.ThreadPoolExecutor executor = new java.util.concurrent.ThreadPoolExecutor(CANCEL_THREADS,
-				CANCEL_THREADS, 30, TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(CANCEL_QUEUE),
+	private static ThreadPoolExecutor cancels() {
+		ThreadPoolExecutor executor = new ThreadPoolExecutor(CANCEL_THREADS,
+				CANCEL_THREADS, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(CANCEL_QUEUE),
 				(task) -> {
 					Thread thread = new Thread(task, "db-lock-cancel");
 					thread.setDaemon(true);
 					return thread;
-				}, new java.util.concurrent.ThreadPoolExecutor.DiscardPolicy());
+				}, new ThreadPoolExecutor.DiscardPolicy());
 		executor.allowCoreThreadTimeOut(true);
 		return executor;
 	}

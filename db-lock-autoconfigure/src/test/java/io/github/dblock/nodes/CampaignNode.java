@@ -62,6 +62,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * <li>{@code L,node,term,micros}: the leader sampler saw this process lead in {@code term}
  * before and after reading the database's time (or its lower bound, as for a hold's end).</li>
  * <li>{@code P,node,startNanos,endNanos}: the process did not run for that long (paused).</li>
+ * <li>{@code S,node}: the process runs under libfaketime (its clocks shifted and fast).</li>
  * </ul>
  * Prints {@code done=true} and counts at the end.
  */
@@ -134,6 +135,10 @@ public final class CampaignNode {
 			SqlDialect dialect = SqlDialects.detect(dataSource, TestDatabase.TABLE);
 			JdbcLockRepository repository = new JdbcLockRepository(dataSource, dialect, STATEMENT_TIMEOUT);
 			History log = new History(out, node);
+			if (System.getenv("FAKETIME_TIMESTAMP_FILE") != null) {
+				// its monotonic clock is libfaketime's: its waits are not measured in real time
+				log.line("S");
+			}
 			Watch watch = new Watch(log);
 			try (LockEngine engine = NodeSupport.engine(repository)) {
 				DbLockTemplate template = new DbLockTemplate(engine, "", WAIT, LEASE);

@@ -36,11 +36,11 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * time on each target (a node; the database for kills and stalls): partitions from the
  * database in one direction or both, shorter and longer than the lease ({@code nft} drops in
  * the namespace); {@code SIGSTOP} past the lease; the database killed with {@code kill -9}
- * and restarted; a node's clock jumped ahead (libfaketime, the monotonic clock with it);
- * every lock statement stalled by a test trigger that sleeps past the statement timeout; a
- * node's pool exhausted by its own transactions. Then the faults stop, the nodes end, and
- * one checker ({@link CampaignChecker}) reads the whole history: every violation count must
- * be 0.
+ * and restarted; a node's clock jumped ahead (libfaketime, the monotonic clock with it, 2%
+ * fast throughout); every lock statement stalled by a test trigger that sleeps past the
+ * statement timeout; a node's pool exhausted by its own transactions. Then the faults stop,
+ * the nodes end, and one checker ({@link CampaignChecker}) reads the whole history: every
+ * violation count must be 0.
  * <p>
  * {@code -Dcampaign.minutes=N} runs the faults for {@code N} minutes (default 1.5 on one
  * server, 1 on a cluster), {@code -Dcampaign.seed=S} replays a schedule; both are printed,
@@ -107,7 +107,8 @@ abstract class FaultCampaignContractTests {
 			// the nodes run until this file appears, whatever their clocks say
 			Path stop = this.dir.resolve("stop");
 			Path clock = this.dir.resolve("faketime");
-			Files.writeString(clock, "+0\n");
+			// 2% fast, and jumped ahead now and then
+			Files.writeString(clock, "+0 x1.02\n");
 			List<NodeSupport.Node> nodes = new ArrayList<>();
 			List<Path> histories = new ArrayList<>();
 			Map<Fault, Integer> injected = new EnumMap<>(Fault.class);
@@ -337,7 +338,7 @@ abstract class FaultCampaignContractTests {
 					// ahead only: the monotonic clock moves with it, and that one never goes back
 					synchronized (this.clock) {
 						this.clockOffsetSeconds += clockStepSeconds;
-						Files.writeString(this.clock, "+" + this.clockOffsetSeconds + "\n");
+						Files.writeString(this.clock, "+" + this.clockOffsetSeconds + " x1.02\n");
 					}
 					pause(millis);
 				}

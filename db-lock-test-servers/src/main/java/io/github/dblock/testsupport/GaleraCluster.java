@@ -57,9 +57,8 @@ public final class GaleraCluster implements OwnServer {
 		List<String> all = new ArrayList<>(List.of(options));
 		all.add("--bind-address=127.0.0.1," + String.join(",", addresses));
 		GaleraCluster cluster = start(size, all);
-		try (Connection connection = cluster.members.get(0).connect(); Statement statement = connection.createStatement()) {
-			statement.execute("CREATE USER 'root'@'" + clientHosts + "' IDENTIFIED BY ''");
-			statement.execute("GRANT ALL PRIVILEGES ON *.* TO 'root'@'" + clientHosts + "' WITH GRANT OPTION");
+		try (Connection connection = cluster.members.get(0).connect()) {
+			OwnMariaDb.admitRoot(connection, clientHosts);
 		}
 		catch (SQLException ex) {
 			cluster.close();

@@ -91,11 +91,18 @@ public final class OwnMariaDb implements OwnServer {
 		List<String> all = new ArrayList<>(List.of(options));
 		all.add("--bind-address=127.0.0.1," + String.join(",", addresses));
 		OwnMariaDb server = start(all);
-		try (Connection connection = server.connect(); Statement statement = connection.createStatement()) {
+		try (Connection connection = server.connect()) {
+			admitRoot(connection, clientHosts);
+		}
+		return server;
+	}
+
+	/** Lets {@code root} connect from the hosts a pattern names, with an empty password. */
+	static void admitRoot(Connection connection, String clientHosts) throws SQLException {
+		try (Statement statement = connection.createStatement()) {
 			statement.execute("CREATE USER 'root'@'" + clientHosts + "' IDENTIFIED BY ''");
 			statement.execute("GRANT ALL PRIVILEGES ON *.* TO 'root'@'" + clientHosts + "' WITH GRANT OPTION");
 		}
-		return server;
 	}
 
 	/**

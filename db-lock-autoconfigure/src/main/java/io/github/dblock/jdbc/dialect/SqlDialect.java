@@ -1,5 +1,6 @@
 package io.github.dblock.jdbc.dialect;
 
+import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
@@ -61,7 +62,7 @@ public abstract class SqlDialect extends SqlSyntax {
 	 * @return the task, or {@code null} (here) where nothing is sent
 	 * @since 0.1.0
 	 */
-	public @Nullable Runnable cancelOfAbandonedStatement(java.sql.Connection connection) {
+	public @Nullable Runnable cancelOfAbandonedStatement(Connection connection) {
 		return null;
 	}
 
