@@ -39,9 +39,10 @@ final class DeadlineTemplate extends JdbcTemplate {
 	/**
 	 * The JDBC query timeout of a statement whose network timeout is {@code networkMillis}:
 	 * whole seconds rounded up (zero would be no limit at all), and, where the driver cancels
-	 * from the client ({@link io.github.dblock.jdbc.dialect.SqlDialect#cancelsQueriesFromClient()}),
-	 * a second more: at least a second past the network timeout, so that a statement the server does not answer ends
-	 * by the network timeout, with no cancel that the caller would wait for.
+	 * from the client
+	 * ({@link io.github.dblock.jdbc.dialect.SqlDialect#cancelsQueriesFromClient()}), a second
+	 * more: at least a second past the network timeout, so that a statement the server does
+	 * not answer ends by the network timeout, with no cancel that the caller would wait for.
 	 */
 	static int queryTimeoutSeconds(long networkMillis, boolean cancelsFromClient) {
 		long seconds = (networkMillis + 999) / 1000 + (cancelsFromClient ? 1 : 0);

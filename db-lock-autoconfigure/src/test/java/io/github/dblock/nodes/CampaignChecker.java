@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -81,7 +82,7 @@ final class CampaignChecker {
 		Map<Long, long[]> terms = new TreeMap<>();
 		Map<String, String> writeOutcomes = new HashMap<>();
 		List<String[]> acquisitions = new ArrayList<>();
-		Set<Integer> shifted = new java.util.HashSet<>();
+		Set<Integer> shifted = new HashSet<>();
 		for (String[] f : lines) {
 			switch (f[0]) {
 				case "H" -> {

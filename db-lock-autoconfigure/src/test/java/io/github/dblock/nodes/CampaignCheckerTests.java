@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import io.github.dblock.nodes.CampaignChecker.Written;
 import org.junit.jupiter.api.Test;
@@ -111,7 +112,7 @@ class CampaignCheckerTests {
 
 	@Test
 	void anAcquisitionPastItsBoundIsLateUnlessTheProcessWasPaused() throws Exception {
-		long bound = WAIT_NANOS + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(
+		long bound = WAIT_NANOS + TimeUnit.MILLISECONDS.toNanos(
 				CampaignNode.STATEMENT_TIMEOUT.toMillis() + CampaignNode.VALIDATION_TIMEOUT.toMillis() + CampaignChecker.SLACK_MILLIS);
 		assertThat(check(List.of(acquisition(0, bound + 1_000_000)), List.of(), Map.of(), 0))
 			.containsEntry("late returns", 1L);

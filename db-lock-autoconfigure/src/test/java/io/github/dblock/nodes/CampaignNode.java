@@ -9,12 +9,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -29,7 +30,6 @@ import io.github.dblock.jdbc.dialect.SqlDialect;
 import io.github.dblock.jdbc.dialect.SqlDialects;
 import io.github.dblock.leader.DbLockLeaders;
 import io.github.dblock.support.DbLockTemplate;
-import io.github.dblock.testsupport.Concurrently;
 import io.github.dblock.testsupport.TestDatabase;
 
 import org.springframework.beans.factory.support.DefaultListableBeanFactory;
@@ -102,7 +102,7 @@ public final class CampaignNode {
 	private static final int WORKERS = 5;
 
 	/** The last database time read and the {@code nanoTime} after its reply. */
-	private static final java.util.concurrent.atomic.AtomicReference<long[]> ANCHOR = new java.util.concurrent.atomic.AtomicReference<>();
+	private static final AtomicReference<long[]> ANCHOR = new AtomicReference<>();
 
 	private static final int POOL = 12;
 
@@ -161,14 +161,31 @@ public final class CampaignNode {
 				leaders.start();
 				Worker[] workers = new Worker[WORKERS];
 				side.add(daemon("stuck-watch", () -> watchStuck(workers, end)));
-				Concurrently.run(WORKERS, (thread) -> {
-					Worker worker = new Worker(node, thread, template, jdbc, dialect,
-							new TransactionTemplate(transactions), log, new Random(seed * 31 + node * 7L + thread));
-					workers[thread] = worker;
-					while (!end.stopped()) {
-						worker.step();
-					}
-				});
+				// plain threads, joined without a limit: the run lasts as long as the test says
+				List<Thread> running = new ArrayList<>();
+				AtomicReference<Throwable> failure = new AtomicReference<>();
+				for (int i = 0; i < WORKERS; i++) {
+					int thread = i;
+					running.add(daemon("worker-" + thread, () -> {
+						try {
+							Worker worker = new Worker(node, thread, template, jdbc, dialect,
+									new TransactionTemplate(transactions), log, new Random(seed * 31 + node * 7L + thread));
+							workers[thread] = worker;
+							while (!end.stopped()) {
+								worker.step();
+							}
+						}
+						catch (Throwable ex) {
+							failure.compareAndSet(null, ex);
+						}
+					}));
+				}
+				for (Thread thread : running) {
+					thread.join();
+				}
+				if (failure.get() != null) {
+					throw new IllegalStateException("a worker failed", failure.get());
+				}
 				for (Thread thread : side) {
 					thread.join(TimeUnit.SECONDS.toMillis(30));
 				}
@@ -440,7 +457,7 @@ public final class CampaignNode {
 			}
 		}
 
-		private void hold(DbLockMode mode, String key, java.util.function.Supplier<LockHandle> acquisition) {
+		private void hold(DbLockMode mode, String key, Supplier<LockHandle> acquisition) {
 			long started = System.nanoTime();
 			LockHandle handle;
 			this.acquiringSince = started;

@@ -2,7 +2,7 @@ package io.github.dblock.nodes;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -11,7 +11,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -160,7 +162,7 @@ abstract class FaultCampaignContractTests {
 			for (int n = 0; n < NODES; n++) {
 				Files.writeString(Path.of("target", "campaign-" + label + "-node-" + n + ".log"), outputs.get(n));
 				Files.copy(histories.get(n), Path.of("target", "campaign-" + label + "-history-" + n + ".csv"),
-						java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+						StandardCopyOption.REPLACE_EXISTING);
 			}
 			CampaignChecker checker;
 			try (HikariDataSource dataSource = NodeSupport.dataSource(server.url(), server.user(), "", 2)) {
@@ -180,7 +182,8 @@ abstract class FaultCampaignContractTests {
 					softly.assertThat(faults.dropped.getOrDefault(cut, 0L)).as("packets dropped by %s", cut).isPositive();
 				}
 				// its clock was ahead of the database's at the end by the jumps, at least 5 s each
-				softly.assertThat(Long.parseLong(NodeSupport.values(outputs.get(SHIFTED)).getOrDefault("clockShiftedMillis", "0")))
+				String shifted = NodeSupport.values(outputs.get(SHIFTED)).getOrDefault("clockShiftedMillis", "0");
+				softly.assertThat(Long.parseLong(shifted))
 					.as("the shifted node's clock ahead of the database's (ms)")
 					.isGreaterThan(5000);
 				softly.assertThat(checker.counts().getOrDefault("holds checked", 0L)).as("holds checked")
@@ -192,18 +195,21 @@ abstract class FaultCampaignContractTests {
 		}
 	}
 
-	/** Each kind twice, then random kinds for the rest of the time, shuffled. */
+	/**
+	 * Each kind twice, in a shuffled order, then random kinds for the rest of the time: every
+	 * kind comes twice within the first 16 faults, some 30 s.
+	 */
 	private static List<Fault> schedule(Random random, long faultMillis) {
 		List<Fault> schedule = new ArrayList<>();
 		for (Fault fault : Fault.values()) {
 			schedule.add(fault);
 			schedule.add(fault);
 		}
+		Collections.shuffle(schedule, random);
 		// one starts every 1.75 s on average
 		while (schedule.size() * 1750L < faultMillis) {
 			schedule.add(Fault.values()[random.nextInt(Fault.values().length)]);
 		}
-		Collections.shuffle(schedule, random);
 		return schedule;
 	}
 
@@ -268,9 +274,9 @@ abstract class FaultCampaignContractTests {
 		private long clockOffsetSeconds;
 
 		/** The packets the cuts of each kind dropped. */
-		private final Map<Fault, Long> dropped = new java.util.concurrent.ConcurrentHashMap<>();
+		private final Map<Fault, Long> dropped = new ConcurrentHashMap<>();
 
-		private final java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+		private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
 		Faults(NetworkNamespaces namespaces, OwnServer server, List<NodeSupport.Node> nodes, Path clock) {
 			this.namespaces = namespaces;

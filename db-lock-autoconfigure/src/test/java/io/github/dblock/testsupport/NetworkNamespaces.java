@@ -5,6 +5,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Assumptions;
 
@@ -139,7 +141,7 @@ public final class NetworkNamespaces implements AutoCloseable {
 	public long heal(int n) throws Exception {
 		String ns = name(n);
 		long dropped = 0;
-		java.util.regex.Matcher packets = java.util.regex.Pattern.compile("packets (\\d+)")
+		Matcher packets = Pattern.compile("packets (\\d+)")
 			.matcher(run("ip", "netns", "exec", ns, "nft", "list", "table", "inet", "campaign"));
 		while (packets.find()) {
 			dropped += Long.parseLong(packets.group(1));
