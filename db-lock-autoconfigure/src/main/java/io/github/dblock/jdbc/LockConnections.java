@@ -80,8 +80,9 @@ public class LockConnections {
 	/**
 	 * Where the cancels of statements given up on by their network timeout are sent
 	 * ({@link SqlDialect#cancelOfAbandonedStatement}), off the callers' threads: at most
-	 * {@value #CANCEL_THREADS} at once, up to {@value #CANCEL_QUEUE} queued (then dropped),
-	 * daemon threads that end when idle.
+	 * {@value #CANCEL_THREADS} at once, up to {@value #CANCEL_QUEUE} queued (then the oldest
+	 * dropped), daemon threads that end when idle. Best effort: a cancel that cannot reach the
+	 * server is not sent again.
 	 */
 	private static final ThreadPoolExecutor CANCELS = cancels();
 
@@ -302,8 +303,9 @@ public class LockConnections {
 				(task) -> {
 					Thread thread = new Thread(task, "db-lock-cancel");
 					thread.setDaemon(true);
+					thread.setContextClassLoader(null);
 					return thread;
-				}, new ThreadPoolExecutor.DiscardPolicy());
+				}, new ThreadPoolExecutor.DiscardOldestPolicy());
 		executor.allowCoreThreadTimeOut(true);
 		return executor;
 	}

@@ -95,7 +95,8 @@ public class PostgreSqlDialect extends SqlDialect {
 	@Override
 	public @Nullable Runnable cancelOfAbandonedStatement(Connection connection) {
 		try {
-			Method[] methods = pgjdbcCancel(connection.getClass().getClassLoader());
+			// pgjdbc's own class loader (the pool's may not see it)
+			Method[] methods = pgjdbcCancel(connection.unwrap(Connection.class).getClass().getClassLoader());
 			if (methods == null || !connection.isWrapperFor(methods[0].getDeclaringClass())) {
 				return null;
 			}
@@ -109,29 +110,27 @@ public class PostgreSqlDialect extends SqlDialect {
 				}
 			};
 		}
-		catch (ReflectiveOperationException | SQLException ex) {
+		catch (ReflectiveOperationException | SQLException | LinkageError ex) {
 			return null;
 		}
 	}
 
 	/**
-	 * pgjdbc's {@code BaseConnection.getQueryExecutor()} and {@code QueryExecutor.sendQueryCancel()},
-	 * looked up once, or {@code null} without pgjdbc.
+	 * pgjdbc's {@code BaseConnection.getQueryExecutor()} and {@code QueryExecutor.sendQueryCancel()}
+	 * from a class loader, looked up once when found, or {@code null} where it has no pgjdbc.
 	 */
-	private static Method @Nullable [] pgjdbcCancel(@Nullable ClassLoader loader) {
+	private static Method @Nullable [] pgjdbcCancel(@Nullable ClassLoader loader) throws ReflectiveOperationException {
 		Method[] methods = pgjdbcCancel;
-		if (methods == null) {
-			try {
-				methods = new Method[] {
-						ClassUtils.forName("org.postgresql.core.BaseConnection", loader).getMethod("getQueryExecutor"),
-						ClassUtils.forName("org.postgresql.core.QueryExecutor", loader).getMethod("sendQueryCancel") };
+		if (methods == null || methods[0].getDeclaringClass().getClassLoader() != loader) {
+			if (!ClassUtils.isPresent("org.postgresql.core.BaseConnection", loader)) {
+				return null;
 			}
-			catch (ReflectiveOperationException | LinkageError ex) {
-				methods = new Method[0];
-			}
+			methods = new Method[] {
+					ClassUtils.forName("org.postgresql.core.BaseConnection", loader).getMethod("getQueryExecutor"),
+					ClassUtils.forName("org.postgresql.core.QueryExecutor", loader).getMethod("sendQueryCancel") };
 			pgjdbcCancel = methods;
 		}
-		return (methods.length == 2) ? methods : null;
+		return methods;
 	}
 
 	@Override
