@@ -94,7 +94,7 @@ public record LockEngineSettings(Backoff backoff, @Nullable Duration renewInterv
 	 */
 	Duration renewalPeriod(Duration lease) {
 		if (this.renewInterval == null) {
-			return lease.dividedBy(3);
+			return third(lease);
 		}
 		if (this.renewInterval.compareTo(lease) >= 0) {
 			throw new io.github.dblock.DbLockException("A renewed lease of " + LockChecks.format(lease)
@@ -118,7 +118,16 @@ public record LockEngineSettings(Backoff backoff, @Nullable Duration renewInterv
 			return renewalPeriod(request.lease());
 		}
 		Duration interval = this.renewInterval;
-		return (interval != null && interval.compareTo(request.lease()) < 0) ? interval : request.lease().dividedBy(3);
+		return (interval != null && interval.compareTo(request.lease()) < 0) ? interval : third(request.lease());
+	}
+
+	/**
+	 * A third of a duration; in nanoseconds where it has them ({@link Duration#dividedBy(long)}
+	 * divides in {@code BigDecimal}, a cost on every acquisition).
+	 */
+	private static Duration third(Duration duration) {
+		return (duration.getSeconds() < Long.MAX_VALUE / 1_000_000_000L - 1) ? Duration.ofNanos(duration.toNanos() / 3)
+				: duration.dividedBy(3);
 	}
 
 }

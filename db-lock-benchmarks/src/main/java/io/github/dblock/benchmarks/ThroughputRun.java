@@ -15,7 +15,8 @@ import io.github.dblock.benchmarks.contender.LockContender;
  * Scenarios 1, 2 and 4 in this JVM, in rounds that the contenders take in turns, so that a
  * passing disturbance of the machine (another process's burst of CPU or disk) falls on a
  * round rather than on one contender: each round a fresh pool and contender, a warm-up on
- * keys of its own (a short one once this JVM ran the contender's code before), then a
+ * keys of its own (in the first round until the JIT is quiet, {@link JitWarmUp}; a short one
+ * in later rounds), then a
  * measured window bracketed by two reads of the pool's statement counters. Throughput is
  * the median of the rounds'.
  */
@@ -29,6 +30,9 @@ final class ThroughputRun {
 		this.settings = settings;
 		this.runId = runId;
 	}
+
+	/** The longest warm-up of a first round ({@link JitWarmUp}). */
+	private static final Duration MAX_WARMUP = Duration.ofSeconds(20);
 
 	/** The warm-up of later rounds: the code is compiled by then, the pool and caches are new. */
 	private static final Duration REWARM = Duration.ofMillis(300);
@@ -46,10 +50,19 @@ final class ThroughputRun {
 				LockContender contender = kind.create(StatementTally.counting(pool), true)) {
 			// keys of their own for each contender: db-lock's modes share their key table
 			String prefix = this.runId + "-s" + scenario.number + "r" + round + "c" + kind.ordinal();
-			Duration warmup = (round == 1) ? this.settings.warmup() : min(REWARM, this.settings.warmup());
 			Duration measure = this.settings.measure().dividedBy(this.settings.rounds());
-			contender.prepareKeys(keys(scenario, prefix + "w", warmup));
-			window(new CycleLoop(contender, scenario.threads, scenario.keys(prefix + "w"), 0), warmup);
+			if (round == 1) {
+				// the first round of a contender and scenario: until the JIT is quiet
+				JitWarmUp.run((i, length) -> {
+					contender.prepareKeys(keys(scenario, prefix + "w" + i, length));
+					window(new CycleLoop(contender, scenario.threads, scenario.keys(prefix + "w" + i), 0), length);
+				}, this.settings.warmup(), MAX_WARMUP);
+			}
+			else {
+				Duration warmup = min(REWARM, this.settings.warmup());
+				contender.prepareKeys(keys(scenario, prefix + "w", warmup));
+				window(new CycleLoop(contender, scenario.threads, scenario.keys(prefix + "w"), 0), warmup);
+			}
 			contender.prepareKeys(keys(scenario, prefix, measure));
 			CycleLoop measured = new CycleLoop(contender, scenario.threads, scenario.keys(prefix), 0);
 			StatementCounts before = StatementCounts.read(pool, this.settings.poolSize());

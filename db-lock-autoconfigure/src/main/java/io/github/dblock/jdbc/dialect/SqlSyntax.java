@@ -22,6 +22,18 @@ import org.jspecify.annotations.Nullable;
  */
 public abstract class SqlSyntax {
 
+	/** The digest {@link #sha256(String)} copies; never used itself. */
+	private static final java.security.MessageDigest SHA_256;
+
+	static {
+		try {
+			SHA_256 = java.security.MessageDigest.getInstance("SHA-256");
+		}
+		catch (java.security.NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("Every Java platform has SHA-256", ex);
+		}
+	}
+
 	private final Database database;
 
 	private final String table;
@@ -411,12 +423,21 @@ public abstract class SqlSyntax {
 	 * @return the digest
 	 */
 	protected static byte[] sha256(String text) {
+		return newSha256().digest(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+	}
+
+	/** A fresh SHA-256 digest: a copy of one made once where the provider copies digests, as the JDK's does. */
+	private static java.security.MessageDigest newSha256() {
 		try {
-			return java.security.MessageDigest.getInstance("SHA-256")
-				.digest(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+			return (java.security.MessageDigest) SHA_256.clone();
 		}
-		catch (java.security.NoSuchAlgorithmException ex) {
-			throw new IllegalStateException("Every Java platform has SHA-256", ex);
+		catch (CloneNotSupportedException ex) {
+			try {
+				return java.security.MessageDigest.getInstance("SHA-256");
+			}
+			catch (java.security.NoSuchAlgorithmException notFound) {
+				throw new IllegalStateException("Every Java platform has SHA-256", notFound);
+			}
 		}
 	}
 
