@@ -36,12 +36,18 @@ import org.springframework.jdbc.support.GeneratedKeyHolder;
  * threads in one JVM, on MariaDB and PostgreSQL in one run; and what each cycle costs the
  * JVM (CPU and allocation) and, when the database runs on this machine, the server (CPU).
  * <ul>
- * <li>Each variant (raw, db-lock) has a pool of {@value #POOL} connections of its own and
- * runs on the same threads.</li>
+ * <li>The variants: raw; db-lock's own two statements (its dialect's acquisition and the
+ * release's {@code DELETE}) through a {@code JdbcTemplate}, without its engine, which
+ * separates what the row costs the server from what the engine costs the JVM; on MariaDB,
+ * the same with {@code INSERT ... VALUES}, which InnoDB runs without the table's
+ * {@code AUTO-INC} lock and so without the tokens' order (what that order costs; not a lock
+ * db-lock may take); and db-lock.</li>
+ * <li>Raw has a pool of {@value #POOL} connections, db-lock and its statements by hand
+ * another; every variant runs on as many threads.</li>
  * <li>Before the rounds of a thread count each variant is warmed up until the JIT is quiet:
  * windows of 1 s ({@link JitWarmUp}, at most {@value #MAX_WARMUP_SECONDS} s).</li>
- * <li>Then {@code DB_LOCK_BENCH_ROUNDS} (5) rounds of {@code DB_LOCK_BENCH_MEASURE_SECONDS}
- * (5, split over the rounds) per variant, alternating, so that the machine's load falls on
+ * <li>Then {@code DB_LOCK_BENCH_ROUNDS} (10) rounds of {@code DB_LOCK_BENCH_MEASURE_SECONDS}
+ * (10, split over the rounds) per variant, alternating, so that the machine's load falls on
  * each alike; cycles/s is the median round's.</li>
  * </ul>
  * Writes {@code lease-cycle-limit.md} to the results directory. The databases are
@@ -70,9 +76,9 @@ public final class LeaseCycleLimit {
 	 */
 	public static void main(String[] args) throws Exception {
 		Map<String, String> env = System.getenv();
-		int rounds = Integer.parseInt(env.getOrDefault("DB_LOCK_BENCH_ROUNDS", "5"));
+		int rounds = Math.max(1, Integer.parseInt(env.getOrDefault("DB_LOCK_BENCH_ROUNDS", "10")));
 		Duration round = Duration
-			.ofMillis((long) (Double.parseDouble(env.getOrDefault("DB_LOCK_BENCH_MEASURE_SECONDS", "5")) * 1000 / rounds));
+			.ofMillis((long) (Double.parseDouble(env.getOrDefault("DB_LOCK_BENCH_MEASURE_SECONDS", "10")) * 1000 / rounds));
 		int[] threadCounts = Arrays.stream(env.getOrDefault("DB_LOCK_BENCH_THREADS", "1,4,16,32").split(","))
 			.map(String::trim)
 			.mapToInt(Integer::parseInt)
@@ -80,8 +86,15 @@ public final class LeaseCycleLimit {
 		StringBuilder report = new StringBuilder("# The lease cycle against the raw INSERT/DELETE lock\n\n")
 			.append("A new key every cycle (acquire + release, nothing held); raw: the seed documents' `INSERT` of the ")
 			.append("key's row and its `DELETE`, each in autocommit through a `JdbcTemplate`; db-lock: `DbLockTemplate` ")
-			.append("(lease mode, default back-off, 5 s wait, 30 s lease). Each variant a pool of ").append(POOL)
-			.append(" connections, warmed up until the JIT is quiet, then ").append(rounds).append(" rounds of ")
+			.append("(lease mode, default back-off, 5 s wait, a 30 s lease renewed by the watchdog; releases that come at ")
+			.append("once share a `DELETE`); db-lock's statements by hand: its dialect's ")
+			.append("acquiring statement (a 30 s lease) and its release's `DELETE`, one per key, through a `JdbcTemplate`, ")
+			.append("without the engine (what ")
+			.append("its row, its fencing token in holding order and its database time cost); on MariaDB, the same with ")
+			.append("`INSERT ... VALUES`, which InnoDB runs without the table's `AUTO-INC` lock, so tokens may be drawn ")
+			.append("out of holding order (what that order costs; not a lock db-lock may take). Raw a pool of ").append(POOL)
+			.append(" connections, db-lock and its statements another; each variant warmed up until the JIT is quiet, ")
+			.append("then ").append(rounds).append(" rounds of ")
 			.append(round.toMillis()).append(" ms per variant, alternating; cycles/s is the median round's. CPU per ")
 			.append("cycle: the whole JVM's (`getProcessCpuTime`: the workers, GC, JIT, db-lock's threads) and the ")
 			.append("server's (its processes' CPU from `/proc`, the database running on this machine), over the rounds; ")
@@ -122,9 +135,17 @@ public final class LeaseCycleLimit {
 		try (HikariDataSource rawPool = pool(url, user, "raw"); HikariDataSource lockPool = pool(url, user, "db-lock")) {
 			JdbcTemplate raw = new JdbcTemplate(rawPool);
 			raw.execute("DROP TABLE IF EXISTS " + RAW_TABLE);
-			raw.execute("CREATE TABLE " + RAW_TABLE + " (lock_key VARCHAR(255) PRIMARY KEY, owner VARCHAR(128))");
+			boolean postgresql = url.startsWith("jdbc:postgresql:");
+			// the key compared byte for byte, as db-lock's column is (a case-insensitive collation costs more)
+			raw.execute("CREATE TABLE " + RAW_TABLE + " (lock_key VARCHAR(255)"
+					+ (postgresql ? "" : " CHARACTER SET utf8mb4 COLLATE utf8mb4_bin") + " PRIMARY KEY, owner VARCHAR(128))");
 			SqlDialect dialect = SqlDialects.detect(lockPool, TABLE);
 			new DbLockSchemaMigration(lockPool, dialect).afterPropertiesSet();
+			// db-lock's table as new as raw's: no rows, and on PostgreSQL no dead ones
+			raw.execute("TRUNCATE TABLE " + TABLE);
+			if (postgresql) {
+				raw.execute("VACUUM ANALYZE " + TABLE);
+			}
 			DbLockProperties.Backoff backoff = new DbLockProperties().getBackoff();
 			try (LockEngine engine = new LockEngine(new JdbcLockRepository(lockPool, dialect),
 					LockEngineSettings.of(new Backoff(backoff.getInitial(), backoff.getMax())))) {
@@ -142,7 +163,7 @@ public final class LeaseCycleLimit {
 					long token = dialect.tryAcquire(direct, key, run, LEASE).orElseThrow().token();
 					direct.update(release, key, run, token);
 				}));
-				if (!url.startsWith("jdbc:postgresql:")) {
+				if (!postgresql) {
 					// the same with INSERT ... VALUES: InnoDB then draws the token before the key is decided, without
 					// the table's AUTO-INC lock, so a later holder of a key may hold a smaller token; not a lock
 					// db-lock may take, shown for what the token's order costs
@@ -161,22 +182,25 @@ public final class LeaseCycleLimit {
 					}));
 				}
 				variants.add(new Threaded("db-lock", threads, (key) -> template.acquire(key, null, null).close()));
-				for (Threaded variant : variants) {
-					variant.warmUp(run + "-w" + threads);
+				for (int v = 0; v < variants.size(); v++) {
+					variants.get(v).warmUp(run + "-v" + v + "w" + threads);
 				}
 				for (int i = 0; i < rounds; i++) {
-					for (Threaded variant : variants) {
-						variant.round(run + "-" + threads + "-" + i, round, server);
+					// each round starts with another variant, so that what one leaves behind (its garbage, the
+					// server's purge of its rows) falls on each alike
+					for (int n = 0; n < variants.size(); n++) {
+						int v = (i + n) % variants.size();
+						variants.get(v).round(run + "-v" + v + "-" + threads + "-" + i, round, server);
 					}
 				}
 				StringBuilder rows = new StringBuilder();
 				double rawRate = variants.get(0).median();
 				for (Threaded variant : variants) {
-					rows.append(String.format("| %s | %d | %s | %.0f | %.2fx | %.2f | %.0f | %.0f | %.0f | %.0f | %s | %.0f | %.0f |%n",
+					rows.append(String.format("| %s | %d | %s | %.0f | %.2fx | %.2f | %.0f | %.0f | %.0f | %.0f | %s | %.0f | %.1f |%n",
 							name, threads, variant.name, variant.median(), variant.median() / rawRate, variant.p50Millis(),
 							variant.jvmCpuNanos / 1e3 / variant.cycles, variant.callerCpuNanos / 1e3 / variant.cycles,
 							variant.engineCpuNanos / 1e3 / variant.cycles, variant.jitMillis / (variant.nanos / 1e9),
-							server.available() ? String.format("%.0f", variant.serverCpuNanos / 1e3 / variant.cycles) : "n/a",
+							server.found() ? String.format("%.0f", variant.serverCpuNanos / 1e3 / variant.cycles) : "n/a",
 							variant.allocated / (double) variant.cycles, variant.warmupSeconds));
 				}
 				System.out.print(rows);
@@ -244,13 +268,15 @@ public final class LeaseCycleLimit {
 			com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean) ManagementFactory
 				.getOperatingSystemMXBean();
 			java.lang.management.CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
-			long jvm = os.getProcessCpuTime();
 			long engine = engineCpu();
 			long compiled = jit.getTotalCompilationTime();
 			long serverCpu = server.nanos();
+			// read last before the window and first after it: the reads of the others are not the window's
+			long jvm = os.getProcessCpuTime();
 			long[] outcome = window(prefix, length, this.latencies);
 			this.jvmCpuNanos += os.getProcessCpuTime() - jvm;
-			this.engineCpuNanos += engineCpu() - engine;
+			// a db-lock thread that ended during the round takes its time with it: never below 0
+			this.engineCpuNanos += Math.max(0, engineCpu() - engine);
 			this.jitMillis += jit.getTotalCompilationTime() - compiled;
 			this.callerCpuNanos += outcome[3];
 			this.nanos += outcome[2];
@@ -260,12 +286,15 @@ public final class LeaseCycleLimit {
 			this.rates.add(outcome[0] / (outcome[2] / 1e9));
 		}
 
-		/** The CPU time of db-lock's own threads (named {@code db-lock-...}) so far. */
+		/**
+		 * The CPU time of db-lock's own threads (named {@code db-lock-...}; the pool's are
+		 * {@code db-lock:...}) alive now; one that ended since the last read is missed.
+		 */
 		private static long engineCpu() {
 			java.lang.management.ThreadMXBean mx = ManagementFactory.getThreadMXBean();
 			long total = 0;
 			for (java.lang.management.ThreadInfo info : mx.getThreadInfo(mx.getAllThreadIds())) {
-				if (info != null && info.getThreadName().startsWith("db-lock")) {
+				if (info != null && info.getThreadName().startsWith("db-lock-")) {
 					total += Math.max(0, mx.getThreadCpuTime(info.getThreadId()));
 				}
 			}
@@ -281,7 +310,7 @@ public final class LeaseCycleLimit {
 			long[] cycles = new long[this.threads];
 			long[] allocated = new long[this.threads];
 			long[] cpu = new long[this.threads];
-			AtomicReference<Exception> failure = new AtomicReference<>();
+			AtomicReference<Throwable> failure = new AtomicReference<>();
 			CountDownLatch ready = new CountDownLatch(this.threads);
 			CountDownLatch go = new CountDownLatch(1);
 			long[] bounds = new long[2];
@@ -311,7 +340,7 @@ public final class LeaseCycleLimit {
 							}
 						}
 					}
-					catch (Exception ex) {
+					catch (Throwable ex) {
 						failure.compareAndSet(null, ex);
 					}
 				}, "limit-" + t);
@@ -327,7 +356,7 @@ public final class LeaseCycleLimit {
 			}
 			long elapsed = System.nanoTime() - bounds[0];
 			if (failure.get() != null) {
-				throw failure.get();
+				throw new IllegalStateException("A cycle of " + this.name + " failed", failure.get());
 			}
 			return new long[] { Arrays.stream(cycles).sum(), Arrays.stream(allocated).sum(), elapsed,
 					Arrays.stream(cpu).sum() };
@@ -335,7 +364,7 @@ public final class LeaseCycleLimit {
 
 		double median() {
 			double[] sorted = this.rates.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-			return sorted[sorted.length / 2];
+			return (sorted[(sorted.length - 1) / 2] + sorted[sorted.length / 2]) / 2;
 		}
 
 		double p50Millis() {

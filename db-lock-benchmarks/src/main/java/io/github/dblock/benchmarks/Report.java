@@ -53,8 +53,8 @@ final class Report {
 		out.append("Machine: ").append(this.machine.summary()).append(this.machine.load().isEmpty() ? "" : "; "
 				+ this.machine.load()).append(".  \n");
 		out.append(String.format("HikariCP pool of %d for every contender; %.1f s measured per contender and scenario "
-				+ "after a warm-up (windows of %.1f s until the JIT is quiet, at most 20 s; scenarios 1, 2, 4, 5: in %d "
-				+ "rounds, the contenders taking turns, the first round warmed up so; cycles/s is the "
+				+ "after a warm-up (scenarios 1, 2, 4, 5: windows of %.1f s until the JIT is quiet, at most "
+				+ ThroughputRun.MAX_WARMUP.toSeconds() + " s, then %d rounds, the contenders taking turns; cycles/s is the "
 				+ "median round's). ", this.settings.poolSize(), this.settings.measure().toMillis() / 1000.0,
 				this.settings.warmup().toMillis() / 1000.0, this.settings.rounds()));
 		out.append("Statements are the server's `Questions` counter of the contender's own sessions. Reproduce: `")

@@ -8,8 +8,10 @@ import java.util.stream.Stream;
 /**
  * The CPU time the database server's processes used, read from {@code /proc} on Linux when
  * the server runs on this machine ({@code mariadbd}/{@code mysqld}, or {@code postgres} and
- * its backends); otherwise unavailable. Backends that ended between two reads drop out of
- * the second, so the difference of two reads is a lower bound.
+ * its backends); otherwise unavailable. Every process of that name on this machine counts
+ * (another server of the same kind would too). Backends that ended between two reads drop
+ * out of the second, so the difference of two reads is a lower bound; each process's time
+ * moves in ticks of 10 ms.
  */
 final class ServerCpu {
 
@@ -17,6 +19,9 @@ final class ServerCpu {
 	private static final long TICKS_PER_SECOND = 100;
 
 	private final String[] commands;
+
+	/** Whether a read found a process of the server. */
+	private volatile boolean found;
 
 	private ServerCpu(String... commands) {
 		this.commands = commands;
@@ -35,23 +40,33 @@ final class ServerCpu {
 		return this.commands.length > 0;
 	}
 
+	/** Whether the last read found a process of the server (else its CPU is unknown, not 0). */
+	boolean found() {
+		return this.found;
+	}
+
 	/** The server's processes' user and system time so far, in nanoseconds; 0 when unavailable. */
 	long nanos() {
 		if (!available()) {
 			return 0;
 		}
 		long ticks = 0;
+		boolean any = false;
 		try (Stream<Path> processes = Files.list(Path.of("/proc"))) {
 			for (Path process : (Iterable<Path>) processes.filter((p) -> p.getFileName().toString().matches("\\d+"))::iterator) {
-				ticks += ticks(process);
+				long used = ticks(process);
+				any |= used >= 0;
+				ticks += Math.max(0, used);
 			}
 		}
 		catch (IOException ex) {
 			return 0;
 		}
+		this.found = any;
 		return ticks * (1_000_000_000L / TICKS_PER_SECOND);
 	}
 
+	/** A process's ticks if it is one of the server's, else -1. */
 	private long ticks(Path process) {
 		try {
 			String command = Files.readString(process.resolve("comm")).trim();
@@ -67,7 +82,7 @@ final class ServerCpu {
 		catch (IOException | RuntimeException ex) {
 			// the process ended meanwhile
 		}
-		return 0;
+		return -1;
 	}
 
 }

@@ -32,7 +32,7 @@ final class ThroughputRun {
 	}
 
 	/** The longest warm-up of a first round ({@link JitWarmUp}). */
-	private static final Duration MAX_WARMUP = Duration.ofSeconds(20);
+	static final Duration MAX_WARMUP = Duration.ofSeconds(10);
 
 	/** The warm-up of later rounds: the code is compiled by then, the pool and caches are new. */
 	private static final Duration REWARM = Duration.ofMillis(300);
@@ -53,9 +53,18 @@ final class ThroughputRun {
 			Duration measure = this.settings.measure().dividedBy(this.settings.rounds());
 			if (round == 1) {
 				// the first round of a contender and scenario: until the JIT is quiet
-				JitWarmUp.run((i, length) -> {
-					contender.prepareKeys(keys(scenario, prefix + "w" + i, length));
-					window(new CycleLoop(contender, scenario.threads, scenario.keys(prefix + "w" + i), 0), length);
+				JitWarmUp.run(new JitWarmUp.Window() {
+
+					@Override
+					public void prepare(int index, Duration length) {
+						contender.prepareKeys(keys(scenario, prefix + "w" + index, length));
+					}
+
+					@Override
+					public void run(int index, Duration length) throws Exception {
+						window(new CycleLoop(contender, scenario.threads, scenario.keys(prefix + "w" + index), 0), length);
+					}
+
 				}, this.settings.warmup(), MAX_WARMUP);
 			}
 			else {
