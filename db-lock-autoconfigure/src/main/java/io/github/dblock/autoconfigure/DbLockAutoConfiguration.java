@@ -161,8 +161,10 @@ public final class DbLockAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	LockRepository dbLockRepository(LockConnections connections) {
-		return new JdbcLockRepository(connections);
+	LockRepository dbLockRepository(LockConnections connections, DbLockProperties properties) {
+		JdbcLockRepository repository = new JdbcLockRepository(connections);
+		repository.setWakeUps(properties.getWakeUps().isEnabled());
+		return repository;
 	}
 
 	/**
@@ -200,9 +202,12 @@ public final class DbLockAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnClass(name = "com.zaxxer.hikari.HikariDataSource")
 	@ConditionalOnProperty(name = "db-lock.pool.size")
-	DbLockConnectionPool dbLockConnectionPool(LockDataSource dataSource, DbLockProperties properties) {
+	DbLockConnectionPool dbLockConnectionPool(LockDataSource dataSource, SqlDialect dialect,
+			DbLockProperties properties) {
 		DbLockProperties.Pool pool = properties.getPool();
-		return new DbLockConnectionPool(dataSource.dataSource(), pool.getSize(), pool.getConnectionTimeout());
+		// on PostgreSQL, the wake-ups' connection comes on top of the lock statements'
+		int wakeUps = (properties.getWakeUps().isEnabled() && dialect.database() == Database.POSTGRESQL) ? 1 : 0;
+		return new DbLockConnectionPool(dataSource.dataSource(), pool.getSize() + wakeUps, pool.getConnectionTimeout());
 	}
 
 	@Bean

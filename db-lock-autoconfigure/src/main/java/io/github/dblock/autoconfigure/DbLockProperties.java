@@ -128,6 +128,8 @@ public class DbLockProperties {
 
 	private final Pool pool = new Pool();
 
+	private final WakeUps wakeUps = new WakeUps();
+
 
 	public boolean isEnabled() {
 		return this.enabled;
@@ -290,6 +292,10 @@ public class DbLockProperties {
 
 	public Backoff getBackoff() {
 		return this.backoff;
+	}
+
+	public WakeUps getWakeUps() {
+		return this.wakeUps;
 	}
 
 	/**
@@ -524,6 +530,30 @@ public class DbLockProperties {
 
 		public void setGracePeriod(Duration gracePeriod) {
 			this.gracePeriod = gracePeriod;
+		}
+
+	}
+
+	/**
+	 * Wake-ups of waiters by releases (PostgreSQL).
+	 */
+	public static class WakeUps {
+
+		/**
+		 * Whether, on PostgreSQL, a lease-mode waiter asks again as soon as another instance
+		 * releases or cedes the key it waits for, told by the database (LISTEN/NOTIFY on a
+		 * connection held while this instance's waiters were refused in the last minute; one
+		 * more connection in db-lock's own pool), instead of at the end of its back-off. Off,
+		 * or on other databases, waiters poll with the back-off alone.
+		 */
+		private boolean enabled = true;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
 		}
 
 	}

@@ -57,14 +57,17 @@ final class LeaseStrategy extends AbstractLockStrategy {
 
 	private final ReleasePath releases;
 
+	private final WakeUps wakeUps;
+
 	/** The mode whose keys these are: the lease mode's, or a strategy's built on it. */
 	private final DbLockMode lockMode;
 
 	/** What a hold does when its count comes to zero. */
 	private final Consumer<Hold> release;
 
-	LeaseStrategy(LockRepository repository, LockEngineSettings settings, Events events, LockScheduler scheduler) {
-		this(repository, settings, events, scheduler, DbLockMode.LEASE, null);
+	LeaseStrategy(LockRepository repository, LockEngineSettings settings, Events events, LockScheduler scheduler,
+			WakeUps wakeUps) {
+		this(repository, settings, events, scheduler, DbLockMode.LEASE, null, wakeUps);
 	}
 
 	/**
@@ -72,10 +75,13 @@ final class LeaseStrategy extends AbstractLockStrategy {
 	 * permits), which names its mode and may act around each release.
 	 * @param around what runs around each release, after the transaction if there is one,
 	 * given the release to run; {@code null} for the release alone
+	 * @param wakeUps what wakes the thread that polls for a key another owner released
 	 */
 	LeaseStrategy(LockRepository repository, LockEngineSettings settings, Events events, LockScheduler scheduler,
-			DbLockMode lockMode, @Nullable BiConsumer<Hold, Runnable> around) {
+			DbLockMode lockMode, @Nullable BiConsumer<Hold, Runnable> around, WakeUps wakeUps) {
 		this.settings = settings;
+		this.wakeUps = wakeUps;
+		wakeUps.onRelease(this::woken);
 		this.events = events;
 		this.lockMode = lockMode;
 		this.mode = new LeaseMode(repository, scheduler);
@@ -240,6 +246,22 @@ final class LeaseStrategy extends AbstractLockStrategy {
 		}
 	}
 
+	/**
+	 * Another owner released a key that a refused attempt of this JVM had marked as wanted
+	 * ({@link WakeUps}): the thread that polls for it, if one does, asks again at once.
+	 * @param key the stored key
+	 */
+	private void woken(String key) {
+		LocalKey local = this.keys.find(key);
+		if (local != null) {
+			local.wakeUps++;
+			Thread polling = local.polling;
+			if (polling != null) {
+				LockSupport.unpark(polling);
+			}
+		}
+	}
+
 	@Override
 	protected boolean holding() {
 		for (LocalKey local : this.keys.inUse()) {
@@ -263,6 +285,7 @@ final class LeaseStrategy extends AbstractLockStrategy {
 
 	@Override
 	protected void stop() {
+		this.wakeUps.close();
 		this.watchdog.close();
 		this.mode.close();
 	}
@@ -303,6 +326,8 @@ final class LeaseStrategy extends AbstractLockStrategy {
 			if (isClosed()) {
 				return null;
 			}
+			// a release told from the moment the attempt is sent ends the pause after it
+			int wakeUps = local.wakeUps;
 			long sentAt = System.nanoTime();
 			Lease acquired = this.mode.acquire(request);
 			if (acquired != null) {
@@ -321,9 +346,10 @@ final class LeaseStrategy extends AbstractLockStrategy {
 				return null;
 			}
 			this.events.contended(request.key(), this.lockMode);
+			this.wakeUps.refused();
 			local.polling = Thread.currentThread();
 			try {
-				if (!pause(this.settings.backoff(), attempt, deadline)) {
+				if (!pause(this.settings.backoff(), attempt, deadline, () -> local.wakeUps != wakeUps)) {
 					return null;
 				}
 			}

@@ -16,6 +16,9 @@ final class LocalKey extends LocalKeys.Entry {
 	/** The thread asking the database for the key between attempts, to wake at shutdown. */
 	volatile @Nullable Thread polling;
 
+	/** How many releases of the key by other owners this JVM was told of; written by one thread. */
+	volatile int wakeUps;
+
 	LocalKey(String key) {
 		super(key);
 	}

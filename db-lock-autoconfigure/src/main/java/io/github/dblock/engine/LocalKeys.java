@@ -4,6 +4,8 @@ import java.util.Collection;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The keys this JVM's threads want or hold in one mode, each with the mode's entry (its
  * gate, its holder); an entry lives while a thread or a hold uses it.
@@ -35,6 +37,11 @@ final class LocalKeys<E extends LocalKeys.Entry> {
 	/** Counts one user less; the entry goes with the last. */
 	void exit(E local) {
 		this.keys.computeIfPresent(local.key, (k, current) -> (current == local && --current.users == 0) ? null : current);
+	}
+
+	/** The key's entry if a thread or a hold uses it now, counting no user. */
+	@Nullable E find(String key) {
+		return this.keys.get(key);
 	}
 
 	/** The keys in use now: held, awaited or being taken. */

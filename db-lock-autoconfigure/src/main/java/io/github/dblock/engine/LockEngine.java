@@ -74,7 +74,8 @@ public final class LockEngine implements AutoCloseable {
 	public LockEngine(LockRepository repository, @Nullable ConnectionLockRepository connectionLocks,
 			LockEngineSettings settings) {
 		this.repository = repository;
-		this.lease = new LeaseStrategy(repository, settings, this.events, this.scheduler);
+		this.lease = new LeaseStrategy(repository, settings, this.events, this.scheduler,
+				WakeUps.of(repository, this.scheduler));
 		this.transactions = (connectionLocks != null)
 				? new TransactionStrategy(connectionLocks, settings.backoff(), this.events) : null;
 		add(this.lease);

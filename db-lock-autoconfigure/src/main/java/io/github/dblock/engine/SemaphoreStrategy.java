@@ -76,7 +76,8 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 		this.repository = repository;
 		this.settings = settings;
 		this.events = events;
-		this.permits = new LeaseStrategy(repository, settings, events, scheduler, DbLockMode.SEMAPHORE, this::release);
+		this.permits = new LeaseStrategy(repository, settings, events, scheduler, DbLockMode.SEMAPHORE, this::release,
+				WakeUps.NONE);
 		this.availability = new Availability("semaphore", repository::semaphoresUnavailable);
 	}
 

@@ -58,6 +58,8 @@ public class JdbcLockRepository implements LockRepository {
 
 	private volatile @Nullable FairLockRepository fairQueue;
 
+	private volatile boolean wakeUps = true;
+
 	/**
 	 * Creates a repository with the {@linkplain #DEFAULT_STATEMENT_TIMEOUT default statement
 	 * timeout}.
@@ -285,6 +287,26 @@ public class JdbcLockRepository implements LockRepository {
 	}
 
 	/** The read/write modes' storage, on this repository's connections. */
+	/**
+	 * Whether {@link #releaseFeed()} gives a feed where the database tells releases
+	 * (PostgreSQL); on by default.
+	 * @param wakeUps {@code false} for none: waiters poll alone
+	 */
+	public void setWakeUps(boolean wakeUps) {
+		this.wakeUps = wakeUps;
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * On PostgreSQL, unless {@link #setWakeUps turned off}: a feed that listens on a
+	 * connection of this repository's data source while lease-mode waiters of this JVM wait.
+	 */
+	@Override
+	public Optional<ReleaseFeed> releaseFeed() {
+		return this.wakeUps ? Optional.ofNullable(this.connections.releaseFeed()) : Optional.empty();
+	}
+
 	@Override
 	public Optional<ReadWriteLockRepository> readWriteLocks() {
 		return Optional.of(this.readWriteLocks);

@@ -16,9 +16,11 @@ import java.util.function.Function;
 import javax.sql.DataSource;
 
 import io.github.dblock.LockChecks;
+import io.github.dblock.jdbc.dialect.Database;
 import io.github.dblock.jdbc.dialect.SqlDialect;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DuplicateKeyException;
@@ -120,6 +122,16 @@ public class LockConnections {
 		this.exceptionTranslator = new SQLErrorCodeSQLExceptionTranslator(this.dataSource);
 		this.dialect = dialect;
 		this.networkTimeoutMillis = (int) statementTimeout.toMillis();
+	}
+
+	/**
+	 * A new feed of the keys released while wanted, on this data source, where the database
+	 * tells them (PostgreSQL).
+	 * @return the feed, with no connection yet, or {@code null}
+	 */
+	@Nullable ReleaseFeed releaseFeed() {
+		return (this.dialect.database() == Database.POSTGRESQL) ? new PostgreSqlReleaseFeed(this.dataSource,
+				this.dialect.table(), this.exceptionTranslator, Duration.ofMillis(this.networkTimeoutMillis)) : null;
 	}
 
 	/**

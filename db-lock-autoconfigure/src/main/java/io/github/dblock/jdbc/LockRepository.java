@@ -191,6 +191,16 @@ public interface LockRepository {
 	}
 
 	/**
+	 * The keys released while another owner wanted them, told by the database as the
+	 * releases commit, if its database tells them (PostgreSQL) and they were not turned off:
+	 * a lease-mode waiter then asks again at once instead of at the end of its back-off.
+	 * @return a new feed, with no connection yet, or empty
+	 */
+	default Optional<ReleaseFeed> releaseFeed() {
+		return Optional.empty();
+	}
+
+	/**
 	 * The fair mode's queue beside this repository's lock table, if it has one.
 	 * @return the queue, or empty if this repository has none
 	 */

@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.github.dblock.jdbc.Lease;
 import io.github.dblock.jdbc.LockRepository;
+import io.github.dblock.jdbc.ReleaseFeed;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessResourceFailureException;
@@ -205,6 +206,11 @@ public final class CountingLockRepository implements LockRepository {
 		this.renewCalls.set(0);
 		this.leasesReleased.set(0);
 		this.maxInFlight.set(0);
+	}
+
+	@Override
+	public Optional<ReleaseFeed> releaseFeed() {
+		return this.delegate.releaseFeed();
 	}
 
 }

@@ -35,7 +35,10 @@ final class DbLockTemplateContender extends AcquireReleaseContender<LockHandle> 
 			new JdbcTemplate(dataSource)
 				.update("DELETE FROM " + TABLE + " WHERE expires_at < " + dialect.now() + " - INTERVAL '1' HOUR");
 		}
-		this.engine = new LockEngine(new JdbcLockRepository(dataSource, dialect), io.github.dblock.engine.LockEngineSettings.of(LockTimes.BACKOFF));
+		JdbcLockRepository repository = new JdbcLockRepository(dataSource, dialect);
+		// DB_LOCK_BENCH_WAKE_UPS=false: waiters poll alone, as before the wake-ups (PostgreSQL)
+		repository.setWakeUps(!"false".equals(System.getenv("DB_LOCK_BENCH_WAKE_UPS")));
+		this.engine = new LockEngine(repository, io.github.dblock.engine.LockEngineSettings.of(LockTimes.BACKOFF));
 		this.template = new DbLockTemplate(this.engine, "", LockTimes.WAIT, LockTimes.LEASE);
 	}
 

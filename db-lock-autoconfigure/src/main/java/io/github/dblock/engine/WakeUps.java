@@ -1,0 +1,194 @@
+package io.github.dblock.engine;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+
+import io.github.dblock.jdbc.LockRepository;
+import io.github.dblock.jdbc.ReleaseFeed;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The wake-ups of this JVM's lease-mode waiters by the releases of other owners
+ * ({@link ReleaseFeed}, PostgreSQL): while a waiter of this JVM was refused less than
+ * {@link #IDLE_NANOS} ago, one task of the engine's scheduler ({@code db-lock-wake-ups-N})
+ * listens on the feed, on a connection of its own, and hands each key told to the mode,
+ * which wakes the thread that polls for it. The first refusal starts the task; a minute
+ * with none ends it and gives its connection back.
+ * <p>
+ * A wake-up only brings an attempt forward: every decision is still the attempt's. A feed
+ * that fails is logged at WARN once (and at INFO when it is back), and taken again after
+ * {@link #RETRY_NANOS}; meanwhile waiters poll with their back-off, as they do where the
+ * database tells no releases.
+ */
+final class WakeUps {
+
+	/** Wake-ups for no key: polling alone. */
+	static final WakeUps NONE = new WakeUps(null, null);
+
+	/** How long the task ends with no refused waiter. */
+	static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(60);
+
+	/** The pause before a failed feed is taken again. */
+	static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+	/** The longest the task waits on the feed before it looks whether to stop. */
+	private static final Duration AWAIT = Duration.ofMillis(250);
+
+	/** The longest {@link #close()} waits for the task to give its connection back. */
+	private static final Duration CLOSE_WAIT = AWAIT.multipliedBy(2);
+
+	private static final Log logger = LogFactory.getLog(WakeUps.class);
+
+	private final @Nullable ReleaseFeed feed;
+
+	private final LockScheduler.@Nullable Tasks tasks;
+
+	private final AtomicBoolean listening = new AtomicBoolean();
+
+	private volatile Consumer<String> woken = (key) -> {
+	};
+
+	/** {@link System#nanoTime()} of the last refusal of a waiter. */
+	private volatile long refusedAt;
+
+	private volatile boolean closed;
+
+	/** Completed when the last listening task has given its connection back. */
+	private volatile CompletableFuture<Void> stopped = CompletableFuture.completedFuture(null);
+
+	private WakeUps(@Nullable ReleaseFeed feed, LockScheduler.@Nullable Tasks tasks) {
+		this.feed = feed;
+		this.tasks = tasks;
+	}
+
+	/**
+	 * The wake-ups of an engine: none where the repository has no feed.
+	 * @param repository the lease mode's repository
+	 * @param scheduler the engine's scheduler, which runs the listening task
+	 * @return the wake-ups
+	 */
+	static WakeUps of(LockRepository repository, LockScheduler scheduler) {
+		return repository.releaseFeed().map((feed) -> new WakeUps(feed, scheduler.tasks("wake-ups"))).orElse(NONE);
+	}
+
+	/**
+	 * Tells whom to hand the keys told: called once, before the first {@link #refused()}.
+	 * @param woken given each key told, on the listening task's thread; must not block
+	 */
+	void onRelease(Consumer<String> woken) {
+		this.woken = woken;
+	}
+
+	/**
+	 * A waiter of this JVM was refused and is about to pause: listens from now on, if not
+	 * yet (a release that commits before the listening starts is not told).
+	 */
+	void refused() {
+		if (this.feed == null || this.closed) {
+			return;
+		}
+		this.refusedAt = System.nanoTime();
+		if (!this.listening.get()) {
+			start();
+		}
+	}
+
+	/**
+	 * Stops listening and takes no more waiters: waits for the task to give its connection
+	 * back (it looks every {@link #AWAIT}), at most {@link #CLOSE_WAIT}, so that the data
+	 * source is not closed under it.
+	 */
+	void close() {
+		this.closed = true;
+		if (this.tasks != null) {
+			this.tasks.shutdownNow();
+		}
+		try {
+			this.stopped.get(CLOSE_WAIT.toNanos(), TimeUnit.NANOSECONDS);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		catch (ExecutionException | TimeoutException | CancellationException ex) {
+			// not stopped in time: the pool takes the connection back when it closes
+		}
+	}
+
+	private void start() {
+		if (this.listening.compareAndSet(false, true)) {
+			CompletableFuture<Void> stopped = new CompletableFuture<>();
+			this.stopped = stopped;
+			try {
+				this.tasks.schedule(() -> listen(stopped), 0, TimeUnit.NANOSECONDS);
+			}
+			catch (RejectedExecutionException ex) {
+				// the engine shut down
+				stopped.complete(null);
+				this.listening.set(false);
+			}
+		}
+	}
+
+	private void listen(CompletableFuture<Void> stopped) {
+		ReleaseFeed feed = this.feed;
+		boolean failing = false;
+		boolean unsupported = false;
+		try {
+			while (!this.closed && System.nanoTime() - this.refusedAt < IDLE_NANOS) {
+				List<String> keys;
+				try {
+					keys = feed.await(AWAIT);
+				}
+				catch (UnsupportedOperationException ex) {
+					logger.info("db-lock: no wake-ups on release (" + ex.getMessage() + "); waiters poll with their back-off");
+					unsupported = true;
+					return;
+				}
+				catch (RuntimeException ex) {
+					if (this.closed) {
+						// the pool closed under it at shutdown
+						return;
+					}
+					if (!failing) {
+						logger.warn("db-lock: the wake-ups on release failed (" + ex.getMessage()
+								+ "); waiters poll with their back-off until they are back", ex);
+					}
+					failing = true;
+					LockSupport.parkNanos(this, RETRY_NANOS);
+					continue;
+				}
+				if (failing) {
+					logger.info("db-lock: the wake-ups on release are back");
+					failing = false;
+				}
+				for (String key : keys) {
+					this.woken.accept(key);
+				}
+			}
+		}
+		finally {
+			feed.close();
+			stopped.complete(null);
+			this.listening.set(false);
+			if (unsupported) {
+				this.closed = true;
+			}
+			else if (!this.closed && System.nanoTime() - this.refusedAt < IDLE_NANOS) {
+				// a waiter refused after the last look: listen on
+				start();
+			}
+		}
+	}
+
+}
