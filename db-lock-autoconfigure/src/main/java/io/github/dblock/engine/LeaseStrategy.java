@@ -164,7 +164,14 @@ final class LeaseStrategy extends AbstractLockStrategy {
 				}
 				hold = takeOver(passage.handedOn(), request, renewalPeriod);
 				if (hold == null) {
-					holdBack(passage.holdBackUntil(), deadline);
+					// woken by the engine's shutdown too
+					local.polling = Thread.currentThread();
+					try {
+						holdBack(passage.holdBackUntil(), deadline);
+					}
+					finally {
+						local.polling = null;
+					}
 					hold = poll(request, local, deadline, renewalPeriod);
 				}
 			}

@@ -13,7 +13,10 @@ final class LocalKey extends LocalKeys.Entry {
 	/** The hold that owns the gate, while one does. */
 	volatile @Nullable Hold hold;
 
-	/** The thread asking the database for the key between attempts, to wake at shutdown. */
+	/**
+	 * The thread asking the database for the key, between attempts or holding back after a
+	 * cede: woken at shutdown, and by a release another owner told of between attempts.
+	 */
 	volatile @Nullable Thread polling;
 
 	/** How many releases of the key by other owners this JVM was told of; written by one thread. */

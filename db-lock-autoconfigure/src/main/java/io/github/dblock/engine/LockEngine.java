@@ -401,7 +401,8 @@ public final class LockEngine implements AutoCloseable {
 	 * {@link DbLockException}); holders have up to {@code grace} to finish and release,
 	 * their leases renewed meanwhile; then the leases still held are marked lost (reported
 	 * to their holders as any lost lease is) and their rows deleted, and the watchdog stops.
-	 * Returns within {@code grace} plus the time of the deletes.
+	 * Returns within {@code grace} plus the time of the deletes, plus up to half a second for
+	 * the wake-ups' listener (PostgreSQL) to give its connection back.
 	 * @param grace how long holders may still work; zero for none
 	 */
 	public void shutdown(Duration grace) {

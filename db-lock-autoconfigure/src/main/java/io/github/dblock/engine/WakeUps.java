@@ -54,6 +54,8 @@ final class WakeUps {
 
 	private final LockScheduler.@Nullable Tasks tasks;
 
+	private final long idleNanos;
+
 	private final AtomicBoolean listening = new AtomicBoolean();
 
 	private volatile Consumer<String> woken = (key) -> {
@@ -64,12 +66,26 @@ final class WakeUps {
 
 	private volatile boolean closed;
 
+	/** Whether the current listening task has begun to run. */
+	private volatile boolean began;
+
 	/** Completed when the last listening task has given its connection back. */
 	private volatile CompletableFuture<Void> stopped = CompletableFuture.completedFuture(null);
 
 	private WakeUps(@Nullable ReleaseFeed feed, LockScheduler.@Nullable Tasks tasks) {
+		this(feed, tasks, IDLE_NANOS);
+	}
+
+	/**
+	 * Wake-ups on a feed.
+	 * @param feed the feed, {@code null} for none
+	 * @param tasks the group that runs the listening task
+	 * @param idleNanos how long the task ends with no refused waiter
+	 */
+	WakeUps(@Nullable ReleaseFeed feed, LockScheduler.@Nullable Tasks tasks, long idleNanos) {
 		this.feed = feed;
 		this.tasks = tasks;
+		this.idleNanos = idleNanos;
 	}
 
 	/**
@@ -83,11 +99,14 @@ final class WakeUps {
 	}
 
 	/**
-	 * Tells whom to hand the keys told: called once, before the first {@link #refused()}.
+	 * Tells whom to hand the keys told: called once, before the first {@link #refused()};
+	 * ignored by {@link #NONE}.
 	 * @param woken given each key told, on the listening task's thread; must not block
 	 */
 	void onRelease(Consumer<String> woken) {
-		this.woken = woken;
+		if (this.feed != null) {
+			this.woken = woken;
+		}
 	}
 
 	/**
@@ -110,9 +129,14 @@ final class WakeUps {
 	 * source is not closed under it.
 	 */
 	void close() {
+		if (this.feed == null) {
+			return;
+		}
 		this.closed = true;
-		if (this.tasks != null) {
-			this.tasks.shutdownNow();
+		this.tasks.shutdownNow();
+		if (!this.began) {
+			// cancelled before it ran (or it ends at once, seeing the engine closed): nothing to give back
+			this.stopped.complete(null);
 		}
 		try {
 			this.stopped.get(CLOSE_WAIT.toNanos(), TimeUnit.NANOSECONDS);
@@ -129,6 +153,7 @@ final class WakeUps {
 		if (this.listening.compareAndSet(false, true)) {
 			CompletableFuture<Void> stopped = new CompletableFuture<>();
 			this.stopped = stopped;
+			this.began = false;
 			try {
 				this.tasks.schedule(() -> listen(stopped), 0, TimeUnit.NANOSECONDS);
 			}
@@ -141,18 +166,23 @@ final class WakeUps {
 	}
 
 	private void listen(CompletableFuture<Void> stopped) {
+		this.began = true;
 		ReleaseFeed feed = this.feed;
 		boolean failing = false;
-		boolean unsupported = false;
+		boolean idle = false;
 		try {
-			while (!this.closed && System.nanoTime() - this.refusedAt < IDLE_NANOS) {
+			while (!this.closed) {
+				if (System.nanoTime() - this.refusedAt >= this.idleNanos) {
+					idle = true;
+					return;
+				}
 				List<String> keys;
 				try {
 					keys = feed.await(AWAIT);
 				}
 				catch (UnsupportedOperationException ex) {
 					logger.info("db-lock: no wake-ups on release (" + ex.getMessage() + "); waiters poll with their back-off");
-					unsupported = true;
+					this.closed = true;
 					return;
 				}
 				catch (RuntimeException ex) {
@@ -181,11 +211,9 @@ final class WakeUps {
 			feed.close();
 			stopped.complete(null);
 			this.listening.set(false);
-			if (unsupported) {
-				this.closed = true;
-			}
-			else if (!this.closed && System.nanoTime() - this.refusedAt < IDLE_NANOS) {
-				// a waiter refused after the last look: listen on
+			if (idle && !this.closed && System.nanoTime() - this.refusedAt < this.idleNanos) {
+				// a waiter refused after the last look: listen on (never after a failure that
+				// ended the task: the next refusal starts it again)
 				start();
 			}
 		}

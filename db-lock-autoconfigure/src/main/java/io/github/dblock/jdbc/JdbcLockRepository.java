@@ -286,10 +286,11 @@ public class JdbcLockRepository implements LockRepository {
 				this.dialect.readInstant(rs, "acquired_at"), this.dialect.readInstant(rs, "expires_at"));
 	}
 
-	/** The read/write modes' storage, on this repository's connections. */
 	/**
 	 * Whether {@link #releaseFeed()} gives a feed where the database tells releases
-	 * (PostgreSQL); on by default.
+	 * (PostgreSQL); on by default. Read when an engine is built on this repository: set it
+	 * before. The auto-configured repository takes {@code db-lock.wake-ups.enabled}; a
+	 * repository bean of the application's own sets it itself.
 	 * @param wakeUps {@code false} for none: waiters poll alone
 	 */
 	public void setWakeUps(boolean wakeUps) {
@@ -307,6 +308,7 @@ public class JdbcLockRepository implements LockRepository {
 		return this.wakeUps ? Optional.ofNullable(this.connections.releaseFeed()) : Optional.empty();
 	}
 
+	/** The read/write modes' storage, on this repository's connections. */
 	@Override
 	public Optional<ReadWriteLockRepository> readWriteLocks() {
 		return Optional.of(this.readWriteLocks);

@@ -130,7 +130,7 @@ public class LockConnections {
 	 * @return the feed, with no connection yet, or {@code null}
 	 */
 	@Nullable ReleaseFeed releaseFeed() {
-		return (this.dialect.database() == Database.POSTGRESQL) ? new PostgreSqlReleaseFeed(this.dataSource,
+		return (this.dialect.database() == Database.POSTGRESQL) ? new PostgreSqlReleaseFeed(this.poolWait,
 				this.dialect.table(), this.exceptionTranslator, Duration.ofMillis(this.networkTimeoutMillis)) : null;
 	}
 

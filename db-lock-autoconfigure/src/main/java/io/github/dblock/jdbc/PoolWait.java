@@ -53,6 +53,13 @@ abstract class PoolWait {
 	 */
 	abstract boolean isBounded();
 
+	/**
+	 * Makes sure a connection taken from this pool is not handed out again once it is given
+	 * back: for one whose session state could not be put back.
+	 * @param connection the connection, still taken
+	 */
+	abstract void evict(Connection connection);
+
 	private static final class Unbounded extends PoolWait {
 
 		private final DataSource dataSource;
@@ -69,6 +76,17 @@ abstract class PoolWait {
 		@Override
 		boolean isBounded() {
 			return false;
+		}
+
+		@Override
+		void evict(Connection connection) {
+			try {
+				// the pool finds it closed when it checks it
+				connection.abort(Runnable::run);
+			}
+			catch (SQLException | RuntimeException | AbstractMethodError ex) {
+				// a connection that cannot abort: closed as it is
+			}
 		}
 
 	}
@@ -97,6 +115,12 @@ abstract class PoolWait {
 		@Override
 		boolean isBounded() {
 			return true;
+		}
+
+		@Override
+		void evict(Connection connection) {
+			// closed when it comes back
+			this.dataSource.evictConnection(connection);
 		}
 
 	}

@@ -10,39 +10,50 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import javax.sql.DataSource;
-
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
+import org.springframework.dao.DataAccessResourceFailureException;
 import org.springframework.jdbc.support.JdbcUtils;
 import org.springframework.jdbc.support.SQLExceptionTranslator;
 import org.springframework.util.ClassUtils;
 
 /**
  * The {@link ReleaseFeed} of PostgreSQL: {@code LISTEN} on the channel named after the lock
- * table, on a connection of the lock statements' data source held while the feed listens,
- * and pgjdbc's {@code PGConnection.getNotifications(int)} (looked up from the connection's
- * own class loader: the driver is not a dependency of db-lock's). A connection that reports
- * nothing for {@link #CHECK_NANOS} is checked ({@link Connection#isValid(int)}), so that one
- * that a network failure left silent is given back and another taken.
+ * table, on a connection of the lock statements' pool, and pgjdbc's
+ * {@code PGConnection.getNotifications(int)} (looked up from the connection's own class
+ * loader: the driver is not a dependency of db-lock's).
+ * <ul>
+ * <li>The connection's network timeout is the statement timeout, so that {@code LISTEN},
+ * {@code UNLISTEN} and the check below never wait longer on a silent network
+ * ({@code getNotifications} sets its own while it waits).</li>
+ * <li>A connection that tells nothing for {@link #CHECK_NANOS} is checked
+ * ({@link Connection#isValid(int)}); one held for {@link #HOLD_NANOS} is given back and
+ * another taken at the next call, so that the pool's lifetime of a connection and a switch
+ * to another server after a failover reach the feed too.</li>
+ * <li>A connection that failed, or whose {@code UNLISTEN} did, is evicted from its pool,
+ * never handed out again still listening.</li>
+ * </ul>
  */
 final class PostgreSqlReleaseFeed implements ReleaseFeed {
 
 	/** How long the feed may hear nothing before it checks its connection. */
 	static final long CHECK_NANOS = TimeUnit.SECONDS.toNanos(10);
 
-	private final DataSource dataSource;
+	/** How long the feed keeps one connection. */
+	static final long HOLD_NANOS = TimeUnit.MINUTES.toNanos(5);
+
+	private final PoolWait pool;
 
 	private final String channel;
 
 	private final SQLExceptionTranslator translator;
 
-	private final int timeoutSeconds;
+	private final int timeoutMillis;
 
 	private @Nullable Connection connection;
 
-	/** The connection as pgjdbc's {@code PGConnection}. */
+	/** The connection as pgjdbc's {@code PGConnection}, once it listens. */
 	private @Nullable Object listening;
 
 	/**
@@ -53,19 +64,24 @@ final class PostgreSqlReleaseFeed implements ReleaseFeed {
 
 	private boolean autoCommit;
 
+	private int networkTimeout;
+
 	private long checkedAt;
 
+	private long openedAt;
+
 	/**
-	 * @param dataSource the data source of the lock statements
+	 * @param pool the pool of the lock statements
 	 * @param channel the lock table's name, the trigger's channel
 	 * @param translator the translator of the lock statements' errors
-	 * @param timeout the longest {@code LISTEN} and the connection check may take
+	 * @param timeout the longest {@code LISTEN}, {@code UNLISTEN}, the connection check and
+	 * the wait for a connection may take
 	 */
-	PostgreSqlReleaseFeed(DataSource dataSource, String channel, SQLExceptionTranslator translator, Duration timeout) {
-		this.dataSource = dataSource;
+	PostgreSqlReleaseFeed(PoolWait pool, String channel, SQLExceptionTranslator translator, Duration timeout) {
+		this.pool = pool;
 		this.channel = channel;
 		this.translator = translator;
-		this.timeoutSeconds = (int) Math.max(1, Math.min(Integer.MAX_VALUE, (timeout.toMillis() + 999) / 1000));
+		this.timeoutMillis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
 	}
 
 	@Override
@@ -73,12 +89,16 @@ final class PostgreSqlReleaseFeed implements ReleaseFeed {
 		try {
 			Object listening = (this.listening != null) ? this.listening : listen();
 			Method[] methods = this.methods;
-			Object[] told = (Object[]) methods[0].invoke(listening, (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis())));
+			Object[] told = (Object[]) methods[0].invoke(listening,
+					(int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis())));
 			long now = System.nanoTime();
 			if (told == null || told.length == 0) {
-				if (now - this.checkedAt >= CHECK_NANOS) {
-					if (!this.connection.isValid(this.timeoutSeconds)) {
-						throw new SQLException("The connection of the wake-ups is no longer valid");
+				if (now - this.openedAt >= HOLD_NANOS) {
+					close();
+				}
+				else if (now - this.checkedAt >= CHECK_NANOS) {
+					if (!this.connection.isValid((this.timeoutMillis + 999) / 1000)) {
+						throw new SQLException("The connection of the wake-ups is no longer valid", "08003");
 					}
 					this.checkedAt = System.nanoTime();
 				}
@@ -103,38 +123,30 @@ final class PostgreSqlReleaseFeed implements ReleaseFeed {
 		catch (SQLException | RuntimeException ex) {
 			throw failed(ex);
 		}
-		catch (ReflectiveOperationException ex) {
+		catch (ReflectiveOperationException | LinkageError ex) {
 			close();
 			throw new UnsupportedOperationException("Could not call pgjdbc to listen: " + ex, ex);
 		}
 	}
 
 	private Object listen() throws SQLException, ReflectiveOperationException {
-		Connection connection = this.dataSource.getConnection();
+		Connection connection = this.pool.getConnection(this.timeoutMillis);
 		this.connection = connection;
-		Connection physical = connection.unwrap(Connection.class);
-		ClassLoader loader = physical.getClass().getClassLoader();
-		if (!ClassUtils.isPresent("org.postgresql.PGConnection", loader)) {
-			throw new UnsupportedOperationException("The connections of the lock statements are " + physical.getClass().getName()
-					+ ", not pgjdbc's: they cannot listen for releases");
-		}
-		Class<?> pgConnection = ClassUtils.forName("org.postgresql.PGConnection", loader);
-		if (!connection.isWrapperFor(pgConnection)) {
-			throw new UnsupportedOperationException("The connections of the lock statements (" + connection.getClass().getName()
-					+ ") do not unwrap to pgjdbc's PGConnection: they cannot listen for releases");
-		}
-		Class<?> pgNotification = ClassUtils.forName("org.postgresql.PGNotification", loader);
+		this.openedAt = System.nanoTime();
+		Class<?> pgConnection = pgjdbc(connection);
+		Class<?> pgNotification = ClassUtils.forName("org.postgresql.PGNotification", pgConnection.getClassLoader());
 		this.methods = new Method[] { pgConnection.getMethod("getNotifications", int.class),
 				pgNotification.getMethod("getName"), pgNotification.getMethod("getParameter"),
 				pgConnection.getMethod("getNotifications") };
 		Object listening = connection.unwrap(pgConnection);
+		this.networkTimeout = connection.getNetworkTimeout();
+		connection.setNetworkTimeout(Runnable::run, this.timeoutMillis);
 		this.autoCommit = connection.getAutoCommit();
 		if (!this.autoCommit) {
 			// LISTEN takes effect when its transaction commits
 			connection.setAutoCommit(true);
 		}
 		try (Statement statement = connection.createStatement()) {
-			statement.setQueryTimeout(this.timeoutSeconds);
 			statement.execute("LISTEN " + quoted(this.channel));
 		}
 		this.listening = listening;
@@ -142,11 +154,31 @@ final class PostgreSqlReleaseFeed implements ReleaseFeed {
 		return listening;
 	}
 
+	/** pgjdbc's {@code PGConnection}, which the connection unwraps to. */
+	private static Class<?> pgjdbc(Connection connection) throws ClassNotFoundException {
+		try {
+			Connection physical = connection.unwrap(Connection.class);
+			ClassLoader loader = physical.getClass().getClassLoader();
+			if (ClassUtils.isPresent("org.postgresql.PGConnection", loader)) {
+				Class<?> pgConnection = ClassUtils.forName("org.postgresql.PGConnection", loader);
+				if (connection.isWrapperFor(pgConnection)) {
+					return pgConnection;
+				}
+			}
+			throw new UnsupportedOperationException("The connections of the lock statements (" + physical.getClass().getName()
+					+ ") do not unwrap to pgjdbc's PGConnection: they cannot listen for releases");
+		}
+		catch (SQLException ex) {
+			throw new UnsupportedOperationException("The connections of the lock statements (" + connection.getClass().getName()
+					+ ") do not unwrap: they cannot listen for releases (" + ex.getMessage() + ")", ex);
+		}
+	}
+
 	@Override
 	public void close() {
 		Connection connection = this.connection;
-		this.connection = null;
 		Object listening = this.listening;
+		this.connection = null;
 		this.listening = null;
 		if (connection == null) {
 			return;
@@ -154,7 +186,6 @@ final class PostgreSqlReleaseFeed implements ReleaseFeed {
 		try {
 			if (listening != null) {
 				try (Statement statement = connection.createStatement()) {
-					statement.setQueryTimeout(this.timeoutSeconds);
 					statement.execute("UNLISTEN " + quoted(this.channel));
 				}
 				// notifications that came before the UNLISTEN, not left for the connection's next user
@@ -163,21 +194,29 @@ final class PostgreSqlReleaseFeed implements ReleaseFeed {
 			if (!this.autoCommit) {
 				connection.setAutoCommit(false);
 			}
+			connection.setNetworkTimeout(Runnable::run, this.networkTimeout);
 		}
 		catch (SQLException | ReflectiveOperationException | RuntimeException ex) {
-			// the connection is broken: the pool checks it when it comes back
+			// it may still listen: never handed out again
+			this.pool.evict(connection);
 		}
 		finally {
 			JdbcUtils.closeConnection(connection);
 		}
 	}
 
-	private DataAccessException failed(Throwable cause) {
-		close();
+	/** Gives back a connection that failed, evicted, with no statement more on it. */
+	private DataAccessException failed(@Nullable Throwable cause) {
+		Connection connection = this.connection;
+		this.connection = null;
+		this.listening = null;
+		if (connection != null) {
+			this.pool.evict(connection);
+			JdbcUtils.closeConnection(connection);
+		}
 		SQLException sql = (cause instanceof SQLException ex) ? ex : new SQLException(String.valueOf(cause), cause);
 		DataAccessException translated = this.translator.translate("LISTEN " + this.channel, null, sql);
-		return (translated != null) ? translated
-				: new org.springframework.dao.DataAccessResourceFailureException(sql.getMessage(), sql);
+		return (translated != null) ? translated : new DataAccessResourceFailureException(sql.getMessage(), sql);
 	}
 
 	private static String quoted(String identifier) {

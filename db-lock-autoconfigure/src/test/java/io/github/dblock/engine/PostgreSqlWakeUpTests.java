@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -13,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.github.dblock.DbLockException;
 import io.github.dblock.LockHandle;
 import io.github.dblock.LockRequest;
 import io.github.dblock.jdbc.JdbcLockRepository;
@@ -29,6 +31,7 @@ import org.postgresql.PGNotification;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -112,6 +115,44 @@ class PostgreSqlWakeUpTests {
 	}
 
 	@Test
+	void aCedeAtTheEndOfALocalTurnWakesTheOtherNode() throws Exception {
+		this.holder.close();
+		// a turn over by the time the first holder releases: the key is wanted, so it is ceded
+		this.holder = new LockEngine(new JdbcLockRepository(this.holderPool, dialect()),
+				LockEngineSettings.of(NEVER_AGAIN).withLocalTurn(Duration.ofMillis(1)));
+		LockHandle first = this.holder.acquire(request("ceded", Duration.ZERO));
+		CompletableFuture<LockHandle> localWaiter = CompletableFuture
+			.supplyAsync(() -> this.holder.acquire(request("ceded", UNTIL_WOKEN)), this.threads);
+		await().atMost(Duration.ofSeconds(20)).until(() -> !this.holder.waiting().isEmpty());
+		Future<LockHandle> waiting = waitFor("ceded", UNTIL_WOKEN);
+		listeningSession();
+		first.close();
+		try (LockHandle taken = waiting.get(30, TimeUnit.SECONDS)) {
+			assertThat(taken.isHeld()).isTrue();
+			// the ceding node's next thread holds back
+			assertThat(localWaiter).isNotDone();
+		}
+		// the engine's shutdown ends its hold-back too
+		this.holder.close();
+		assertThatExceptionOfType(ExecutionException.class).isThrownBy(() -> localWaiter.get(30, TimeUnit.SECONDS))
+			.withCauseInstanceOf(DbLockException.class);
+	}
+
+	@Test
+	void aClosedEngineGivesItsListeningConnectionBack() throws Exception {
+		try (LockHandle held = this.holder.acquire(request("closed", Duration.ZERO))) {
+			Future<LockHandle> waiting = waitFor("closed", UNTIL_WOKEN);
+			listeningSession();
+			this.waiter.close();
+			assertThatExceptionOfType(ExecutionException.class).isThrownBy(() -> waiting.get(30, TimeUnit.SECONDS))
+				.withCauseInstanceOf(DbLockException.class);
+			// given back, not listening, by the time the engine is closed or soon after on a slow machine
+			await().atMost(Duration.ofSeconds(20))
+				.until(() -> listeningSessions().isEmpty() && this.waiterPool.getHikariPoolMXBean().getActiveConnections() == 0);
+		}
+	}
+
+	@Test
 	void withoutWakeUpsNoSessionListensAndTheWaiterAsksAgainAtTheEndOfItsWait() throws Exception {
 		this.waiter.close();
 		this.waiterRepository = new JdbcLockRepository(this.waiterPool, dialect());
@@ -119,12 +160,14 @@ class PostgreSqlWakeUpTests {
 		this.waiter = new LockEngine(this.waiterRepository, LockEngineSettings.of(NEVER_AGAIN));
 		assertThat(this.waiterRepository.releaseFeed()).isEmpty();
 		LockHandle held = this.holder.acquire(request("not-woken", Duration.ZERO));
+		long start = System.nanoTime();
 		Future<LockHandle> waiting = waitFor("not-woken", Duration.ofSeconds(2));
 		assertThat(listeningSessions()).isEmpty();
 		held.close();
-		// the last attempt, at the end of the wait
+		// the last attempt, at the end of the wait, not before
 		try (LockHandle taken = waiting.get(30, TimeUnit.SECONDS)) {
 			assertThat(taken.isHeld()).isTrue();
+			assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofSeconds(2));
 		}
 		assertThat(listeningSessions()).isEmpty();
 	}
