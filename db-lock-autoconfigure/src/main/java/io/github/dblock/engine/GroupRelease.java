@@ -15,12 +15,14 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Releases that share statements, as a database's group commit does: a releasing thread
- * queues its lease and, if fewer than the allowed statements are running, runs one for
- * every lease queued; else it waits for a running one to end and then runs the next for
- * those queued meanwhile, unless its own was among them (it then waits for that
- * statement). Every caller returns after its own lease's delete is committed; a lone
- * release is one plain statement on the caller's thread, with no hand-over to another
- * thread, and a release is never queued behind more than the allowed statements.
+ * queues its lease and, while its lease is not yet taken by a statement, takes one of the
+ * allowed statements (waiting for a running one to end if all are running) and runs it
+ * for every lease queued then, its own among them unless another statement took it
+ * meanwhile; it then waits for the statement that took its lease. Every caller returns
+ * after its own lease's delete is committed; a lone release is one plain statement on the
+ * caller's thread, with no hand-over to another thread. A caller whose lease another
+ * statement took between its queueing and its turn may run one statement for others
+ * before it returns: a latency of one statement more for it, never a release left undone.
  */
 final class GroupRelease {
 

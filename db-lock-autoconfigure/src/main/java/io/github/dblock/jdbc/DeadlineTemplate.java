@@ -11,8 +11,8 @@ import org.springframework.jdbc.support.SQLExceptionTranslator;
 /**
  * Statements on one connection, each bounded by the statement timeout (plus the wait it
  * was given) or by what is left of the thread's {@link StatementDeadline}, whichever
- * comes first: the query timeout and the network timeout are cut for a statement sent
- * when less is left.
+ * comes first: the query timeout (where the statements have one) and the network timeout
+ * are cut for a statement sent when less is left.
  */
 final class DeadlineTemplate extends JdbcTemplate {
 
@@ -24,28 +24,24 @@ final class DeadlineTemplate extends JdbcTemplate {
 
 	private final long waitMillis;
 
-	private final boolean cancelsFromClient;
-
-	DeadlineTemplate(Connection connection, int networkTimeoutMillis, long waitMillis, boolean cancelsFromClient,
+	DeadlineTemplate(Connection connection, int networkTimeoutMillis, long waitMillis,
 			SQLExceptionTranslator exceptionTranslator) {
 		this.connection = connection;
 		this.networkTimeoutMillis = networkTimeoutMillis;
 		this.waitMillis = waitMillis;
-		this.cancelsFromClient = cancelsFromClient;
 		setDataSource(new SingleConnectionDataSource(connection, true));
 		setExceptionTranslator(exceptionTranslator);
 	}
 
 	/**
-	 * The JDBC query timeout of a statement whose network timeout is {@code networkMillis}:
-	 * whole seconds rounded up (zero would be no limit at all), and, where the driver cancels
-	 * from the client
-	 * ({@link io.github.dblock.jdbc.dialect.SqlDialect#cancelsQueriesFromClient()}), a second
-	 * more: at least a second past the network timeout, so that a statement the server does
-	 * not answer ends by the network timeout, with no cancel that the caller would wait for.
+	 * The JDBC query timeout of a statement whose network timeout is {@code networkMillis},
+	 * where the server enforces it: whole seconds rounded up (zero would be no limit at all).
+	 * Where the driver cancels from the client
+	 * ({@link io.github.dblock.jdbc.dialect.SqlDialect#cancelsQueriesFromClient()}) the
+	 * statements have none.
 	 */
-	static int queryTimeoutSeconds(long networkMillis, boolean cancelsFromClient) {
-		long seconds = (networkMillis + 999) / 1000 + (cancelsFromClient ? 1 : 0);
+	static int queryTimeoutSeconds(long networkMillis) {
+		long seconds = (networkMillis + 999) / 1000;
 		return (int) Math.min(Math.max(1, seconds), Integer.MAX_VALUE);
 	}
 
@@ -58,7 +54,7 @@ final class DeadlineTemplate extends JdbcTemplate {
 			int millis = (int) Math.max(1, left);
 			this.connection.setNetworkTimeout(CALLER_RUNS, millis);
 			if (getQueryTimeout() > 0) {
-				statement.setQueryTimeout(queryTimeoutSeconds(millis, this.cancelsFromClient));
+				statement.setQueryTimeout(queryTimeoutSeconds(millis));
 			}
 		}
 	}

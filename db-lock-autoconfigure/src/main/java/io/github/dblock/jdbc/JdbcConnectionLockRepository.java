@@ -36,7 +36,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * the release, in autocommit; its settings are put back before it returns to the pool.</li>
  * </ul>
  * Every statement is bounded by the statement timeout, plus the wait for the statement that
- * waits: as a query timeout and a network timeout, except on a named lock's connection,
+ * waits: as a network timeout and, where the server enforces it, a query timeout (not on
+ * PostgreSQL: see {@link LockConnections}), except on a named lock's connection,
  * where the network timeout alone bounds them (its statements return at once or wait in
  * the server for the time they give, and a network timeout closes the connection, which
  * frees its locks), sparing the server-side timeout's cost on every statement.

@@ -44,10 +44,13 @@ import org.springframework.transaction.support.TransactionSynchronization;
  * A connection handed out with autocommit off is switched to autocommit for the operation
  * and back after it.
  * <p>
- * Every statement is bounded by the statement timeout: as a JDBC query timeout (whole
- * seconds rounded up, never zero, which the database enforces) and as the connection's
- * network timeout (which the driver enforces, so that a stalled server or network cannot
- * hold a caller), restored before the connection goes back to the pool. From a
+ * Every statement is bounded by the statement timeout: as the connection's network timeout
+ * (which the driver enforces, so that a stalled server or network cannot hold a caller),
+ * restored before the connection goes back to the pool, and, where the database enforces
+ * it (MySQL, MariaDB, H2), as a JDBC query timeout too (whole seconds rounded up, never
+ * zero). PostgreSQL's lock statements have no query timeout: pgjdbc enforces one from the
+ * client, with a cancel the caller would wait for and a timer task per statement; a
+ * statement given up on by its network timeout is cancelled off the caller's thread. From a
  * {@code HikariDataSource}, the wait for the connection is bounded too, like a statement: by
  * the statement timeout or what is left of the call's {@link StatementDeadline}, whichever
  * is less, plus at most the pool's validation timeout for its check of an idle connection;
@@ -244,13 +247,15 @@ public class LockConnections {
 
 	/**
 	 * Statements on one connection, with the statement timeout plus {@code waitMillis} as
-	 * their query timeout (enforced by the database).
+	 * their query timeout where the database enforces it; where the driver would enforce it
+	 * from the client ({@link SqlDialect#cancelsQueriesFromClient()}), none: the network
+	 * timeout bounds them, and a statement given up on by it is cancelled by db-lock.
 	 */
 	JdbcTemplate template(Connection connection, long waitMillis) {
-		JdbcTemplate jdbc = new DeadlineTemplate(connection, this.networkTimeoutMillis, waitMillis,
-				this.dialect.cancelsQueriesFromClient(), this.exceptionTranslator);
-		jdbc.setQueryTimeout(DeadlineTemplate.queryTimeoutSeconds(this.networkTimeoutMillis + waitMillis,
-				this.dialect.cancelsQueriesFromClient()));
+		JdbcTemplate jdbc = new DeadlineTemplate(connection, this.networkTimeoutMillis, waitMillis, this.exceptionTranslator);
+		if (!this.dialect.cancelsQueriesFromClient()) {
+			jdbc.setQueryTimeout(DeadlineTemplate.queryTimeoutSeconds(this.networkTimeoutMillis + waitMillis));
+		}
 		return jdbc;
 	}
 
@@ -261,7 +266,7 @@ public class LockConnections {
 	 * connection (which frees its locks).
 	 */
 	JdbcTemplate templateWithoutQueryTimeout(Connection connection, long waitMillis) {
-		return new DeadlineTemplate(connection, this.networkTimeoutMillis, waitMillis, false, this.exceptionTranslator);
+		return new DeadlineTemplate(connection, this.networkTimeoutMillis, waitMillis, this.exceptionTranslator);
 	}
 
 	/**

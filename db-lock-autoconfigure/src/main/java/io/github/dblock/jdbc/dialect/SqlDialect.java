@@ -40,10 +40,12 @@ public abstract class SqlDialect extends SqlSyntax {
 	 * Whether the driver enforces a JDBC query timeout from the client, by sending a cancel
 	 * on a connection of its own that the statement's thread then waits for (PostgreSQL's
 	 * pgjdbc, whose cancel, with the server unreachable, takes up to its
-	 * {@code cancelSignalTimeout}, 10 s by default). The lock statements then get a query
-	 * timeout a second past their network timeout, which ends a statement the server does not
-	 * answer first; where the driver has the server enforce it (MariaDB Connector/J's
-	 * {@code max_statement_time}, H2), whole seconds rounded up.
+	 * {@code cancelSignalTimeout}, 10 s by default, and which schedules a timer task for
+	 * every statement that has one). The lock statements then get no query timeout: their
+	 * network timeout ends a statement the server does not answer, and db-lock sends its
+	 * cancel itself ({@link #cancelOfAbandonedStatement}); where the driver has the server
+	 * enforce it (MariaDB Connector/J's {@code max_statement_time}, H2), they get one too,
+	 * the network timeout in whole seconds rounded up.
 	 * @return {@code false} here
 	 * @since 0.1.0
 	 */
