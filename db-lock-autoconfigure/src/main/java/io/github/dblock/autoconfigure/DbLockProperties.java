@@ -95,8 +95,8 @@ public class DbLockProperties {
 
 	/**
 	 * Longest time one lock statement may take, from sending it to its reply (the
-	 * connection's network timeout, restored after, and on MySQL, MariaDB and H2 a JDBC
-	 * query timeout in whole seconds rounded up, never 0). A stalled database then fails a caller within its wait plus this, and
+	 * connection's network timeout, restored after, and but on PostgreSQL and for a named
+	 * lock's statements a JDBC query timeout in whole seconds rounded up, never 0). A stalled database then fails a caller within its wait plus this, and
 	 * a renewal in time to try again before its lease ends. It must be shorter than the
 	 * renewal margin of the default lease (the lease minus the renewal interval: two thirds
 	 * of it by default). When not set, half that margin, in whole milliseconds and at most

@@ -46,9 +46,10 @@ import org.springframework.transaction.support.TransactionSynchronization;
  * <p>
  * Every statement is bounded by the statement timeout: as the connection's network timeout
  * (which the driver enforces, so that a stalled server or network cannot hold a caller),
- * restored before the connection goes back to the pool, and, where the database enforces
- * it (MySQL, MariaDB, H2), as a JDBC query timeout too (whole seconds rounded up, never
- * zero). PostgreSQL's lock statements have no query timeout: pgjdbc enforces one from the
+ * restored before the connection goes back to the pool, and, but for a named lock's, as a
+ * JDBC query timeout too (whole seconds rounded up, never zero), enforced by the server on
+ * MariaDB and H2 and by Connector/J's own cancel on MySQL. PostgreSQL's lock statements have
+ * no query timeout (the commit guard's check keeps its own): pgjdbc enforces one from the
  * client, with a cancel the caller would wait for and a timer task per statement; a
  * statement given up on by its network timeout is cancelled off the caller's thread. From a
  * {@code HikariDataSource}, the wait for the connection is bounded too, like a statement: by
