@@ -33,7 +33,11 @@ public interface FairLockRepository {
 
 	/**
 	 * The head of a ticket's queue as far as this ticket, by the database's clock: the first
-	 * ticket whose lease has not ended, up to this one.
+	 * ticket up to this one. An earlier ticket whose lease has ended is not passed over
+	 * unless it is gone from the queue for good: a renewal of it that the database checked
+	 * before its lease ended, and that commits later, makes it valid again, so it is
+	 * deleted first, in a statement that waits for such a renewal (and fails to delete it
+	 * if the renewal committed).
 	 * @param ticket the ticket
 	 * @return the head's number: this ticket's own if it holds the key, an earlier one's if
 	 * it waits, or 0 if it is gone (deleted, or its lease ended)

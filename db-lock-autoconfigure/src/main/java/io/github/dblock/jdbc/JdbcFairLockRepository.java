@@ -84,12 +84,36 @@ public class JdbcFairLockRepository implements FairLockRepository {
 		return (inserted == 0) ? null : Objects.requireNonNull(keys.getKey(), "no generated ticket").longValue();
 	}
 
+	/**
+	 * The lowest ticket up to this one, ended or not. An ended ticket ahead is not passed
+	 * over but deleted first: its renewal may have been checked before its lease ended and
+	 * still be committing, and a plain read does not wait for it (it would pass the ticket,
+	 * which then holds again once the renewal commits). The {@code DELETE} waits for such a
+	 * renewal and leaves the ticket if it committed; a ticket that remains is ahead, ended
+	 * or not, until a later call deletes it. No ticket below this one can appear later: a
+	 * key's tickets commit in the order of their numbers.
+	 */
 	@Override
 	public long head(Ticket ticket) {
 		return retrying(() -> this.connections.onOwnConnection((jdbc) -> {
-			List<Long> first = jdbc.queryForList(this.sql.headSql(), Long.class, ticket.key(), ticket.number());
-			return first.isEmpty() ? 0L : first.get(0);
+			long[] first = lowest(jdbc, ticket);
+			if (first[0] != ticket.number() && first[0] != 0 && first[1] == 0) {
+				jdbc.update(this.sql.deleteEndedAheadSql(), ticket.key(), ticket.number());
+				first = lowest(jdbc, ticket);
+			}
+			if (first[0] == ticket.number()) {
+				// this ticket's own lease ended: it is gone, whether or not its row is
+				return (first[1] == 1) ? ticket.number() : 0L;
+			}
+			return first[0];
 		}));
+	}
+
+	/** The lowest ticket up to this one and whether it is live (1 or 0); {0, 0} if none. */
+	private long[] lowest(JdbcOperations jdbc, Ticket ticket) {
+		List<long[]> rows = jdbc.query(this.sql.headSql(), (rs, i) -> new long[] { rs.getLong(1), rs.getInt(2) },
+				ticket.key(), ticket.number());
+		return rows.isEmpty() ? new long[] { 0, 0 } : rows.get(0);
 	}
 
 	/** One statement for all when every ticket is renewed; each alone after it otherwise. */

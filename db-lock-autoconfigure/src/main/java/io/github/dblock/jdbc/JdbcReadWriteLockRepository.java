@@ -81,13 +81,14 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 					markWanted(jdbc, key, owner);
 					return Optional.empty();
 				}
-				String drawReaderToken = this.sql.drawReaderToken();
-				List<Checked> checked = (drawReaderToken != null)
-						? jdbc.query(drawReaderToken, (rs, i) -> new Checked(rs.getLong("token"),
-								this.sql.readInstant(rs, "expires_at"), false), key, owner, key, key)
-						: jdbc.query(this.sql.checkReader(), (rs, i) -> new Checked(rs.getLong("token"),
-								this.sql.readInstant(rs, "expires_at"), rs.getInt("blocked") != 0), key, key, key, owner);
-				if (checked.isEmpty() || checked.get(0).blocked()) {
+				List<Checked> checked = checkReader(jdbc, key, owner);
+				boolean endedWriter = (this.sql.drawReaderToken() != null) ? checked.isEmpty()
+						: !checked.isEmpty() && checked.get(0).blocked() == Checked.ENDED_WRITER;
+				if (endedWriter && jdbc.update(this.sql.deleteEndedWriters(), key) > 0) {
+					// a writer whose lease ended, deleted by a statement that waited for a late renewal of it
+					checked = checkReader(jdbc, key, owner);
+				}
+				if (checked.isEmpty() || checked.get(0).blocked() != Checked.FREE) {
 					// a writer announced itself before this reader checked: the reader withdraws
 					jdbc.update(this.sql.deleteHolder(), key, owner);
 					markWanted(jdbc, key, owner);
@@ -107,6 +108,21 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 		}
 	}
 
+	/**
+	 * The reader's token, if no writer's intent is live and the key has no writer row: with
+	 * {@link ReadWriteStatements#drawReaderToken()} (no row if blocked), else
+	 * {@link ReadWriteStatements#checkReader()}.
+	 */
+	private List<Checked> checkReader(JdbcOperations jdbc, String key, String owner) {
+		String drawReaderToken = this.sql.drawReaderToken();
+		if (drawReaderToken != null) {
+			return jdbc.query(drawReaderToken, (rs, i) -> new Checked(rs.getLong("token"),
+					this.sql.readInstant(rs, "expires_at"), Checked.FREE), key, owner, key, key);
+		}
+		return jdbc.query(this.sql.checkReader(), (rs, i) -> new Checked(rs.getLong("token"),
+				this.sql.readInstant(rs, "expires_at"), rs.getInt("blocked")), key, key, key, key, owner);
+	}
+
 	@Override
 	public WriteAttempt tryWrite(String key, String owner, Duration lease, boolean again) {
 		try {
@@ -115,39 +131,12 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 					markWanted(jdbc, key, owner);
 					return new WriteAttempt(false, null);
 				}
-				RowMapper<Lease> taken = (rs, i) -> new Lease(key, owner, rs.getLong("token"),
-						this.sql.readInstant(rs, "expires_at"));
-				Object[] parameters = this.sql.insertWriterParameters(key, owner, SqlDialect.micros(lease),
-						SqlDialect.micros(lease.dividedBy(2)));
-				String insertWriterReturning = this.sql.insertWriterReturning();
-				if (insertWriterReturning != null && this.sql.drawToken() != null) {
-					// the row with a placeholder token, then its token, in one transaction
-					return new WriteAttempt(true, OneTransaction.run(jdbc, (con) -> jdbc
-						.query(insertWriterReturning, taken, parameters)
-						.stream()
-						.findFirst()
-						.map((inserted) -> new Lease(key, owner, drawToken(jdbc, key, owner), inserted.expiresAt())))
-						.orElse(null));
+				Lease inserted = insertWriter(jdbc, key, owner, lease);
+				if (inserted == null && jdbc.update(this.sql.deleteEndedHolders(), key) > 0) {
+					// holders whose leases ended, deleted by a statement that waited for a late renewal of theirs
+					inserted = insertWriter(jdbc, key, owner, lease);
 				}
-				Object[] lockKey = this.sql.lockKeyParameters(key);
-				if (insertWriterReturning != null && lockKey != null) {
-					// the key's token-order lock first, then the insert, whose snapshot is taken after it; else a
-					// reader's row committed while the insert waited for the lock would be missed by it, though
-					// that reader drew a smaller token (and holds once its check runs after this writer's release)
-					return new WriteAttempt(true, OneTransaction.run(jdbc, (con) -> {
-						jdbc.query(this.sql.lockKeySql(), (rs) -> {
-						}, lockKey);
-						return jdbc.query(insertWriterReturning, taken, parameters).stream().findFirst();
-					}).orElse(null));
-				}
-				if (insertWriterReturning != null) {
-					return new WriteAttempt(true,
-							jdbc.query(insertWriterReturning, taken, parameters).stream().findFirst().orElse(null));
-				}
-				if (jdbc.update(this.sql.insertWriter(), parameters) == 0) {
-					return new WriteAttempt(true, null);
-				}
-				return new WriteAttempt(true, jdbc.query(this.sql.selectHolder(), taken, key, owner).stream().findFirst().orElse(null));
+				return new WriteAttempt(true, inserted);
 			});
 		}
 		catch (DataAccessException ex) {
@@ -158,6 +147,41 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 			// whether the intent is this writer's is not known: the next attempt claims it again
 			return new WriteAttempt(true, null);
 		}
+	}
+
+	/** The writer's row, if the key had no holder row, live or ended, and its intent is this writer's. */
+	private @Nullable Lease insertWriter(JdbcOperations jdbc, String key, String owner, Duration lease) {
+		RowMapper<Lease> taken = (rs, i) -> new Lease(key, owner, rs.getLong("token"),
+				this.sql.readInstant(rs, "expires_at"));
+		Object[] parameters = this.sql.insertWriterParameters(key, owner, SqlDialect.micros(lease),
+				SqlDialect.micros(lease.dividedBy(2)));
+		String insertWriterReturning = this.sql.insertWriterReturning();
+		if (insertWriterReturning != null && this.sql.drawToken() != null) {
+			// the row with a placeholder token, then its token, in one transaction
+			return OneTransaction.run(jdbc, (con) -> jdbc.query(insertWriterReturning, taken, parameters)
+				.stream()
+				.findFirst()
+				.map((inserted) -> new Lease(key, owner, drawToken(jdbc, key, owner), inserted.expiresAt())))
+				.orElse(null);
+		}
+		Object[] lockKey = this.sql.lockKeyParameters(key);
+		if (insertWriterReturning != null && lockKey != null) {
+			// the key's token-order lock first, then the insert, whose snapshot is taken after it; else a
+			// reader's row committed while the insert waited for the lock would be missed by it, though
+			// that reader drew a smaller token (and holds once its check runs after this writer's release)
+			return OneTransaction.run(jdbc, (con) -> {
+				jdbc.query(this.sql.lockKeySql(), (rs) -> {
+				}, lockKey);
+				return jdbc.query(insertWriterReturning, taken, parameters).stream().findFirst();
+			}).orElse(null);
+		}
+		if (insertWriterReturning != null) {
+			return jdbc.query(insertWriterReturning, taken, parameters).stream().findFirst().orElse(null);
+		}
+		if (jdbc.update(this.sql.insertWriter(), parameters) == 0) {
+			return null;
+		}
+		return jdbc.query(this.sql.selectHolder(), taken, key, owner).stream().findFirst().orElse(null);
 	}
 
 	/**
@@ -372,7 +396,13 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 		}
 	}
 
-	private record Checked(long token, Instant expiresAt, boolean blocked) {
+	/** A reader's row as checked: {@code blocked} is {@link #FREE}, 1 (a live writer) or {@link #ENDED_WRITER}. */
+	private record Checked(long token, Instant expiresAt, int blocked) {
+
+		static final int FREE = 0;
+
+		static final int ENDED_WRITER = 2;
+
 	}
 
 	@Override

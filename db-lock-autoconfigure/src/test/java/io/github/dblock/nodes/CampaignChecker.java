@@ -54,6 +54,9 @@ final class CampaignChecker {
 
 	private long longestPastBoundMillis = Long.MIN_VALUE;
 
+	/** What each violation of the holds was: the two holds, for the campaign's log. */
+	private final List<String> findings = new ArrayList<>();
+
 	/** A committed register write, as its row says. */
 	record Written(String key, int node, int thread, long seq, long hold, long token, long readValue, long readToken,
 			long atMicros) {
@@ -139,6 +142,15 @@ final class CampaignChecker {
 		return this.longestPastBoundMillis;
 	}
 
+	/** The holds each violation of {@code overlaps} and {@code tokens out of order} was about. */
+	List<String> findings() {
+		return this.findings;
+	}
+
+	private void finding(String kind, Interval first, Interval second) {
+		this.findings.add(kind + ": " + first + " and " + second);
+	}
+
 	private void count(String name) {
 		this.counts.merge(name, 1L, Long::sum);
 	}
@@ -167,10 +179,12 @@ final class CampaignChecker {
 					}
 					if (together && j > i && first.conflicts(second)) {
 						overlaps++;
+						finding("overlap", first, second);
 					}
 					if (first.exclusive() && second.exclusive() && first.permitKey().equals(second.permitKey())
 							&& first.end() < second.start() && first.token() >= second.token()) {
 						tokens++;
+						finding("tokens out of order", first, second);
 					}
 				}
 				if (first.mode() == DbLockMode.SEMAPHORE && covering > CampaignNode.PERMITS) {

@@ -172,6 +172,7 @@ abstract class FaultCampaignContractTests {
 			System.out.println(label + ": counts " + checker.counts());
 			System.out.println(label + ": longest return past the bound " + checker.longestPastBoundMillis() + " ms");
 			System.out.println(label + ": violations " + checker.violations());
+			checker.findings().forEach((finding) -> System.out.println(label + ": " + finding));
 			SoftAssertions.assertSoftly((softly) -> {
 				for (Fault fault : Fault.values()) {
 					softly.assertThat(injected.getOrDefault(fault, 0)).as("times %s was injected", fault)
@@ -317,7 +318,9 @@ abstract class FaultCampaignContractTests {
 
 		private void inject(Fault fault, int node, long millis, long clockStepSeconds, TestDatabase.Connection local)
 				throws Exception {
-			System.out.printf(Locale.ROOT, "campaign: %s node %d for %d ms from %d%n", fault, node, millis, System.nanoTime());
+			// the wall clock in microseconds, as the histories' times (the database runs on this machine)
+			System.out.printf(Locale.ROOT, "campaign: %s node %d for %d ms from %d (%d µs)%n", fault, node, millis,
+					System.nanoTime(), wallMicros());
 			switch (fault) {
 				case CUT_BOTH, CUT_TO_DATABASE, CUT_FROM_DATABASE -> {
 					this.namespaces.cut(node, switch (fault) {
@@ -339,6 +342,7 @@ abstract class FaultCampaignContractTests {
 					this.server.kill();
 					pause(millis);
 					this.server.restart();
+					System.out.printf(Locale.ROOT, "campaign: database restarted (%d µs)%n", wallMicros());
 				}
 				case CLOCK_JUMP -> {
 					// ahead only: the monotonic clock moves with it, and that one never goes back
@@ -398,6 +402,11 @@ abstract class FaultCampaignContractTests {
 			if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
 				throw new IllegalStateException("kill -" + signal + " of node " + node + " failed");
 			}
+		}
+
+		private static long wallMicros() {
+			java.time.Instant now = java.time.Instant.now();
+			return now.getEpochSecond() * 1_000_000 + now.getNano() / 1000;
 		}
 
 		private static void setStall(TestDatabase.Connection local, int seconds) {

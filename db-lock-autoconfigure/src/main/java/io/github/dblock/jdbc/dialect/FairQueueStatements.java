@@ -25,6 +25,8 @@ public final class FairQueueStatements {
 
 	private final String headSql;
 
+	private final String deleteEndedAheadSql;
+
 	private final String renewSql;
 
 	private final String leaveSql;
@@ -44,7 +46,10 @@ public final class FairQueueStatements {
 		this.enqueueSql = dialect.fairEnqueueSql(this.queue, keys, lease);
 		this.generatedKey = dialect.ticketIsGeneratedKey();
 		this.insertKeySql = dialect.insertUnlessKeyExists(keys, "lock_key", "?");
-		this.headSql = "SELECT ticket FROM %s WHERE lock_key = ? AND ticket <= ? AND expires_at > %s ORDER BY ticket LIMIT 1"
+		this.headSql = ("SELECT ticket, CASE WHEN expires_at > %s THEN 1 ELSE 0 END AS live FROM %s"
+				+ " WHERE lock_key = ? AND ticket <= ? ORDER BY ticket LIMIT 1")
+			.formatted(dialect.now(), this.queue);
+		this.deleteEndedAheadSql = "DELETE FROM %s WHERE lock_key = ? AND ticket < ? AND expires_at <= %s"
 			.formatted(this.queue, dialect.now());
 		this.renewSql = "UPDATE %s SET expires_at = %s WHERE ticket = ? AND owner = ? AND expires_at > %s"
 			.formatted(this.queue, lease, dialect.now());
@@ -101,11 +106,22 @@ public final class FairQueueStatements {
 	}
 
 	/**
-	 * The lowest live ticket of a key up to a number: key, number.
+	 * The lowest ticket of a key up to a number, ended or not, with whether its lease is
+	 * valid ({@code live}, 1 or 0): key, number.
 	 * @return the SQL
 	 */
 	public String headSql() {
 		return this.headSql;
+	}
+
+	/**
+	 * Deletes a key's tickets below a number whose leases have ended: key, number. A
+	 * {@code DELETE}, so that it waits for a renewal of such a ticket that the database is
+	 * still writing and leaves the ticket if the renewal committed.
+	 * @return the SQL
+	 */
+	public String deleteEndedAheadSql() {
+		return this.deleteEndedAheadSql;
 	}
 
 	/**

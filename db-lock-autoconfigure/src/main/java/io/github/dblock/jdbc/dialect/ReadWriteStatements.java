@@ -36,6 +36,10 @@ public final class ReadWriteStatements {
 
 	private final String deleteHolder;
 
+	private final String deleteEndedHolders;
+
+	private final String deleteEndedWriters;
+
 	private final String insertIntent;
 
 	private final String claimIntent;
@@ -90,9 +94,15 @@ public final class ReadWriteStatements {
 				+ drawOrdered + "NOT EXISTS (" + liveIntent + ")";
 		String liveWriter = "SELECT 1 FROM " + holders + " w WHERE w.lock_key = ? AND w.kind = 'W' AND w.expires_at > "
 				+ now;
+		// a writer's row that has ended blocks as well until it is deleted: a renewal of it that was checked before
+		// it ended may still commit
+		String anyWriter = "SELECT 1 FROM " + holders + " w WHERE w.lock_key = ? AND w.kind = 'W'";
 		this.checkReader = "SELECT r.token, r.expires_at, CASE WHEN EXISTS (" + liveIntent + ") OR EXISTS (" + liveWriter
-				+ ") THEN 1 ELSE 0 END AS blocked FROM " + holders + " r WHERE r.lock_key = ? AND r.owner = ?";
+				+ ") THEN 1 WHEN EXISTS (" + anyWriter + ") THEN 2 ELSE 0 END AS blocked FROM " + holders
+				+ " r WHERE r.lock_key = ? AND r.owner = ?";
 		this.deleteHolder = "DELETE FROM " + holders + " WHERE lock_key = ? AND owner = ?";
+		this.deleteEndedHolders = "DELETE FROM " + holders + " WHERE lock_key = ? AND expires_at <= " + now;
+		this.deleteEndedWriters = this.deleteEndedHolders + " AND kind = 'W'";
 		this.insertIntent = dialect.insertUnlessKeyExists(intents, "lock_key, owner, expires_at",
 				"?, ?, " + dialect.plusMicros(now));
 		this.claimIntent = "UPDATE " + intents + " SET owner = ?, expires_at = " + dialect.plusMicros(now)
@@ -102,14 +112,14 @@ public final class ReadWriteStatements {
 		this.insertWriter = "INSERT INTO " + holders + " (lock_key, owner" + tokenColumn
 				+ ", kind, acquired_at, expires_at) SELECT i.lock_key, i.owner" + tokenParameter + ", 'W', " + start + ", "
 				+ dialect.plusMicros(start) + " FROM " + intents + " i LEFT JOIN " + holders
-				+ " h ON h.lock_key = i.lock_key AND h.expires_at > " + now + " WHERE " + drawOrdered
+				+ " h ON h.lock_key = i.lock_key WHERE " + drawOrdered
 				+ "i.lock_key = ? AND i.owner = ? AND i.expires_at > " + dialect.plusMicros(now)
 				+ " AND h.lock_key IS NULL";
 		this.insertWriterReturning = dialect.insertReturning(this.insertWriter, "token, expires_at");
 		this.selectHolder = "SELECT token, expires_at FROM " + holders + " WHERE lock_key = ? AND owner = ?";
 		this.drawToken = dialect.drawTokenAfterInsertSql(holders, "");
 		this.drawReaderToken = dialect.drawTokenAfterInsertSql(holders,
-				" AND NOT EXISTS (" + liveIntent + ") AND NOT EXISTS (" + liveWriter + ")");
+				" AND NOT EXISTS (" + liveIntent + ") AND NOT EXISTS (" + anyWriter + ")");
 		this.lockKeySql = dialect.tokenOrderLockSql();
 		this.releaseWriter = dialect.releaseWriterSql(holders, intents);
 		this.releaseHolder = "DELETE FROM " + holders + " WHERE lock_key = ? AND owner = ? AND token = ?";
@@ -147,7 +157,9 @@ public final class ReadWriteStatements {
 	}
 
 	/**
-	 * A holder's token and end, and whether a writer holds or waits: key, key, key, owner.
+	 * A holder's token and end, and whether a writer holds or waits ({@code blocked}: 1 if a
+	 * writer's intent or row is live, else 2 if a writer's row has ended, else 0): key, key,
+	 * key, key, owner.
 	 * @return the SQL
 	 */
 	public String checkReader() {
@@ -160,6 +172,27 @@ public final class ReadWriteStatements {
 	 */
 	public String deleteHolder() {
 		return this.deleteHolder;
+	}
+
+	/**
+	 * Deletes a key's holder rows, readers' and writers', whose leases have ended: key. A
+	 * {@code DELETE}, so that it waits for a renewal of such a row that the database is still
+	 * writing and leaves the row if the renewal committed; {@link #insertWriter()} counts every
+	 * row that remains.
+	 * @return the SQL
+	 */
+	public String deleteEndedHolders() {
+		return this.deleteEndedHolders;
+	}
+
+	/**
+	 * Deletes a key's writer rows whose leases have ended, as {@link #deleteEndedHolders()}:
+	 * key. {@link #checkReader()} and {@link #drawReaderToken()} count every writer row that
+	 * remains.
+	 * @return the SQL
+	 */
+	public String deleteEndedWriters() {
+		return this.deleteEndedWriters;
 	}
 
 	/**
@@ -180,7 +213,8 @@ public final class ReadWriteStatements {
 	}
 
 	/**
-	 * Inserts a writer whose intent is live with at least the margin left, if no holder is live: see
+	 * Inserts a writer whose intent is live with at least the margin left, if the key has no
+	 * holder row, live or ended (see {@link #deleteEndedHolders()}): see
 	 * {@link #insertWriterParameters(String, String, long, long)}.
 	 * @return the SQL
 	 */
@@ -217,7 +251,7 @@ public final class ReadWriteStatements {
 
 	/**
 	 * Draws the token of a reader's committed row that its insert wrote with a placeholder, if no
-	 * writer's intent is live and no writer holds the key, and returns its {@code token} and
+	 * writer's intent is live and the key has no writer row, live or ended, and returns its {@code token} and
 	 * {@code expires_at} (no row: the reader must withdraw): key, owner, key, key; {@code null} where
 	 * the insert draws it and {@link #checkReader()} checks it.
 	 * @return the SQL

@@ -1,0 +1,171 @@
+package io.github.dblock.jdbc;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.github.dblock.testsupport.TestDatabase;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A renewal that the database evaluated before its row's lease ended and that commits after
+ * it (a commit that stalls, here a test-only trigger that sleeps between the renewal's check
+ * and its write, holding the row's lock): whoever goes past the row as ended in the meantime
+ * must not hold the key together with the renewed holder. The fair mode's next ticket, a
+ * writer after a reader, a reader after a writer. The renewal is known to be inside the
+ * trigger (the server lists its session as sleeping) and the row known to have ended (a plain
+ * read finds it ended) before the other caller's attempt starts: no timing is hoped for.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class LateRenewalContractTests {
+
+	/** The owner whose renewals stall. */
+	static final String LATE = "late";
+
+	/** How long a stalled renewal sleeps: past {@link #SHORT_LEASE} from its start. */
+	static final int STALL_SECONDS = 6;
+
+	private static final Duration SHORT_LEASE = Duration.ofSeconds(3);
+
+	private static final Duration LONG_LEASE = Duration.ofSeconds(60);
+
+	private static final String TABLE = TestDatabase.TABLE;
+
+	private HikariDataSource dataSource;
+
+	private JdbcTemplate jdbc;
+
+	private JdbcFairLockRepository fair;
+
+	private JdbcReadWriteLockRepository readWrite;
+
+	protected abstract TestDatabase database();
+
+	/** The statements that make {@code table}'s updates of {@link #LATE}'s rows sleep {@link #STALL_SECONDS}. */
+	protected abstract List<String> createStall(String table);
+
+	/** The statements that drop what {@link #createStall} made; each may find nothing. */
+	protected abstract List<String> dropStall(String table);
+
+	/** Counts the server's sessions that sleep in the trigger. */
+	protected abstract String sleepingSessionsSql();
+
+	@BeforeAll
+	void createRepositories() {
+		this.dataSource = database().dataSource(8);
+		this.jdbc = new JdbcTemplate(this.dataSource);
+		// longer than the stall: a statement that waits for the stalled row's lock is not cut off
+		JdbcLockRepository leases = new JdbcLockRepository(this.dataSource, database().dialect(this.dataSource),
+				Duration.ofSeconds(STALL_SECONDS + 10));
+		this.fair = new JdbcFairLockRepository(leases.connections());
+		this.readWrite = new JdbcReadWriteLockRepository(leases.connections());
+	}
+
+	@AfterAll
+	void closeDataSource() {
+		if (this.dataSource != null) {
+			this.dataSource.close();
+		}
+	}
+
+	@BeforeEach
+	@AfterEach
+	void clean() {
+		for (String table : List.of(TABLE + "_fair_queue", TABLE + "_rw")) {
+			dropStall(table).forEach(this.jdbc::execute);
+		}
+		this.jdbc.update("DELETE FROM " + TABLE + "_fair_queue");
+		this.jdbc.update("DELETE FROM " + TABLE + "_rw");
+		this.jdbc.update("DELETE FROM " + TABLE + "_rw_intents");
+	}
+
+	@Test
+	void nextTicketDoesNotPassAnEndedTicketWhoseRenewalCommitsLate() throws Exception {
+		createStall(TABLE + "_fair_queue").forEach(this.jdbc::execute);
+		String key = "late-fair";
+		FairLockRepository.Ticket late = this.fair.enqueue(key, LATE, SHORT_LEASE);
+		FairLockRepository.Ticket next = this.fair.enqueue(key, "next", LONG_LEASE);
+		CompletableFuture<List<Boolean>> renewal = CompletableFuture
+			.supplyAsync(() -> this.fair.renewAll(List.of(late), LONG_LEASE));
+		awaitStalledAndEnded("SELECT COUNT(*) FROM " + TABLE + "_fair_queue WHERE ticket = " + late.number());
+		long head = this.fair.head(next);
+		// the premise: the database found the first ticket's lease valid when it renewed it
+		assertThat(renewal.get(30, TimeUnit.SECONDS)).containsExactly(true);
+		assertThat(head).as("the head the next ticket saw").isNotEqualTo(next.number());
+		assertThat(this.fair.head(late)).isEqualTo(late.number());
+		assertThat(this.fair.head(next)).isEqualTo(late.number());
+	}
+
+	@Test
+	void writerDoesNotPassAnEndedReaderWhoseRenewalCommitsLate() throws Exception {
+		createStall(TABLE + "_rw").forEach(this.jdbc::execute);
+		String key = "late-reader";
+		Lease reader = this.readWrite.tryRead(key, LATE, SHORT_LEASE).orElseThrow();
+		CompletableFuture<Optional<java.time.Instant>> renewal = CompletableFuture
+			.supplyAsync(() -> this.readWrite.renew(reader, LONG_LEASE, false));
+		awaitStalledAndEnded("SELECT COUNT(*) FROM " + TABLE + "_rw WHERE lock_key = '" + key + "' AND owner = '" + LATE + "'");
+		ReadWriteLockRepository.WriteAttempt writer = this.readWrite.tryWrite(key, "writer", LONG_LEASE, false);
+		assertThat(renewal.get(30, TimeUnit.SECONDS)).isPresent();
+		assertThat(writer.lease()).as("the writer's hold").isNull();
+	}
+
+	@Test
+	void readerDoesNotPassAnEndedWriterWhoseRenewalCommitsLate() throws Exception {
+		createStall(TABLE + "_rw").forEach(this.jdbc::execute);
+		String key = "late-writer";
+		Lease writer = this.readWrite.tryWrite(key, LATE, SHORT_LEASE, false).lease();
+		assertThat(writer).isNotNull();
+		CompletableFuture<Optional<java.time.Instant>> renewal = CompletableFuture
+			.supplyAsync(() -> this.readWrite.renew(writer, LONG_LEASE, true));
+		awaitStalledAndEnded("SELECT COUNT(*) FROM " + TABLE + "_rw WHERE lock_key = '" + key + "' AND owner = '" + LATE + "'");
+		Optional<Lease> reader = this.readWrite.tryRead(key, "reader", LONG_LEASE);
+		assertThat(renewal.get(30, TimeUnit.SECONDS)).isPresent();
+		assertThat(reader).as("the reader's hold").isEmpty();
+	}
+
+	@Test
+	void writerDoesNotPassAnEndedWriterWhoseRenewalCommitsLate() throws Exception {
+		createStall(TABLE + "_rw").forEach(this.jdbc::execute);
+		String key = "late-writers";
+		Lease first = this.readWrite.tryWrite(key, LATE, SHORT_LEASE, false).lease();
+		assertThat(first).isNotNull();
+		CompletableFuture<Optional<java.time.Instant>> renewal = CompletableFuture
+			.supplyAsync(() -> this.readWrite.renew(first, LONG_LEASE, true));
+		awaitStalledAndEnded("SELECT COUNT(*) FROM " + TABLE + "_rw WHERE lock_key = '" + key + "' AND owner = '" + LATE + "'");
+		// the first writer's intent ended with its row (its renewal comes after the row's): the second takes it
+		ReadWriteLockRepository.WriteAttempt second = this.readWrite.tryWrite(key, "second", LONG_LEASE, false);
+		assertThat(renewal.get(30, TimeUnit.SECONDS)).isPresent();
+		assertThat(second.intent()).as("the second writer took the ended intent").isTrue();
+		assertThat(second.lease()).as("the second writer's hold").isNull();
+	}
+
+	/**
+	 * Waits until the renewal sleeps in the trigger, its row's lock taken, and until a plain
+	 * read (which does not wait for that lock) finds the row's lease ended.
+	 */
+	private void awaitStalledAndEnded(String rowSql) {
+		await().atMost(Duration.ofSeconds(STALL_SECONDS))
+			.until(() -> this.jdbc.queryForObject(sleepingSessionsSql(), Integer.class) == 1);
+		String dialectNow = database().dialect(this.dataSource).now();
+		await().atMost(Duration.ofSeconds(STALL_SECONDS))
+			.pollInterval(Duration.ofMillis(20))
+			.until(() -> this.jdbc.queryForObject(rowSql + " AND expires_at > " + dialectNow, Integer.class) == 0);
+		assertThat(this.jdbc.queryForObject(sleepingSessionsSql(), Integer.class))
+			.as("the renewal still sleeping in the trigger")
+			.isEqualTo(1);
+	}
+
+}

@@ -1,0 +1,30 @@
+package io.github.dblock.jdbc;
+
+import java.util.List;
+
+import io.github.dblock.testsupport.TestDatabase;
+
+class MariaDbLateRenewalTests extends LateRenewalContractTests {
+
+	@Override
+	protected TestDatabase database() {
+		return TestDatabase.MARIADB;
+	}
+
+	@Override
+	protected List<String> createStall(String table) {
+		return List.of("CREATE TRIGGER " + table + "_test_late BEFORE UPDATE ON " + table + " FOR EACH ROW BEGIN"
+				+ " IF NEW.owner = '" + LATE + "' THEN DO SLEEP(" + STALL_SECONDS + "); END IF; END");
+	}
+
+	@Override
+	protected List<String> dropStall(String table) {
+		return List.of("DROP TRIGGER IF EXISTS " + table + "_test_late");
+	}
+
+	@Override
+	protected String sleepingSessionsSql() {
+		return "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE = 'User sleep'";
+	}
+
+}
