@@ -52,9 +52,15 @@ abstract class LateRenewalContractTests {
 
 	private JdbcReadWriteLockRepository readWrite;
 
+	private CommitGuard guard;
+
 	protected abstract TestDatabase database();
 
-	/** The statements that make {@code table}'s updates of {@link #LATE}'s rows sleep {@link #STALL_SECONDS}. */
+	/**
+	 * The statements that make {@code table}'s updates of {@link #LATE}'s rows sleep
+	 * {@link #STALL_SECONDS}; none where the database cannot (its tests of a late renewal are
+	 * skipped).
+	 */
 	protected abstract List<String> createStall(String table);
 
 	/** The statements that drop what {@link #createStall} made; each may find nothing. */
@@ -62,6 +68,9 @@ abstract class LateRenewalContractTests {
 
 	/** Counts the server's sessions that sleep in the trigger. */
 	protected abstract String sleepingSessionsSql();
+
+	/** Counts the server's sessions that wait for a lock another holds. */
+	protected abstract String lockWaitsSql();
 
 	@BeforeAll
 	void createRepositories() {
@@ -72,6 +81,7 @@ abstract class LateRenewalContractTests {
 				Duration.ofSeconds(STALL_SECONDS + 10));
 		this.fair = new JdbcFairLockRepository(leases.connections());
 		this.readWrite = new JdbcReadWriteLockRepository(leases.connections());
+		this.guard = new CommitGuard(leases.connections());
 	}
 
 	@AfterAll
@@ -94,7 +104,7 @@ abstract class LateRenewalContractTests {
 
 	@Test
 	void nextTicketDoesNotPassAnEndedTicketWhoseRenewalCommitsLate() throws Exception {
-		createStall(TABLE + "_fair_queue").forEach(this.jdbc::execute);
+		stall(TABLE + "_fair_queue");
 		String key = "late-fair";
 		FairLockRepository.Ticket late = this.fair.enqueue(key, LATE, SHORT_LEASE);
 		FairLockRepository.Ticket next = this.fair.enqueue(key, "next", LONG_LEASE);
@@ -111,7 +121,7 @@ abstract class LateRenewalContractTests {
 
 	@Test
 	void writerDoesNotPassAnEndedReaderWhoseRenewalCommitsLate() throws Exception {
-		createStall(TABLE + "_rw").forEach(this.jdbc::execute);
+		stall(TABLE + "_rw");
 		String key = "late-reader";
 		Lease reader = this.readWrite.tryRead(key, LATE, SHORT_LEASE).orElseThrow();
 		CompletableFuture<Optional<java.time.Instant>> renewal = CompletableFuture
@@ -124,7 +134,7 @@ abstract class LateRenewalContractTests {
 
 	@Test
 	void readerDoesNotPassAnEndedWriterWhoseRenewalCommitsLate() throws Exception {
-		createStall(TABLE + "_rw").forEach(this.jdbc::execute);
+		stall(TABLE + "_rw");
 		String key = "late-writer";
 		Lease writer = this.readWrite.tryWrite(key, LATE, SHORT_LEASE, false).lease();
 		assertThat(writer).isNotNull();
@@ -138,7 +148,7 @@ abstract class LateRenewalContractTests {
 
 	@Test
 	void writerDoesNotPassAnEndedWriterWhoseRenewalCommitsLate() throws Exception {
-		createStall(TABLE + "_rw").forEach(this.jdbc::execute);
+		stall(TABLE + "_rw");
 		String key = "late-writers";
 		Lease first = this.readWrite.tryWrite(key, LATE, SHORT_LEASE, false).lease();
 		assertThat(first).isNotNull();
@@ -152,6 +162,60 @@ abstract class LateRenewalContractTests {
 		assertThat(second.lease()).as("the second writer's hold").isNull();
 	}
 
+	@Test
+	void nextTicketWaitsForTheGuardedCommitOfAnEndedHead() throws Exception {
+		String key = "guarded-fair";
+		FairLockRepository.Ticket head = this.fair.enqueue(key, "guarded", SHORT_LEASE);
+		FairLockRepository.Ticket next = this.fair.enqueue(key, "next", LONG_LEASE);
+		long taken = takeOverDuringGuardedCommit(new HeldRow(HeldRow.Table.FAIR, key, "guarded", head.number()),
+				"SELECT COUNT(*) FROM " + TABLE + "_fair_queue WHERE ticket = " + head.number(), () -> this.fair.head(next));
+		assertThat(taken).isEqualTo(next.number());
+	}
+
+	@Test
+	void writerWaitsForTheGuardedCommitOfAnEndedReader() throws Exception {
+		String key = "guarded-reader";
+		Lease reader = this.readWrite.tryRead(key, "guarded", SHORT_LEASE).orElseThrow();
+		ReadWriteLockRepository.WriteAttempt writer = takeOverDuringGuardedCommit(
+				new HeldRow(HeldRow.Table.READ_WRITE, key, "guarded", reader.token()),
+				"SELECT COUNT(*) FROM " + TABLE + "_rw WHERE lock_key = '" + key + "' AND owner = 'guarded'",
+				() -> this.readWrite.tryWrite(key, "writer", LONG_LEASE, false));
+		assertThat(writer.lease()).isNotNull();
+	}
+
+	@Test
+	void readerWaitsForTheGuardedCommitOfAnEndedWriter() throws Exception {
+		String key = "guarded-writer";
+		Lease writer = this.readWrite.tryWrite(key, "guarded", SHORT_LEASE, false).lease();
+		assertThat(writer).isNotNull();
+		Optional<Lease> reader = takeOverDuringGuardedCommit(
+				new HeldRow(HeldRow.Table.READ_WRITE, key, "guarded", writer.token()),
+				"SELECT COUNT(*) FROM " + TABLE + "_rw WHERE lock_key = '" + key + "' AND owner = 'guarded'",
+				() -> this.readWrite.tryRead(key, "reader", LONG_LEASE));
+		assertThat(reader).isPresent();
+	}
+
+	/**
+	 * A transaction's commit guard finds the row held, and its commit is held back until the
+	 * row's lease has ended and another caller's take-over is seen waiting for a lock; then
+	 * it commits, and the take-over completes.
+	 */
+	private <T> T takeOverDuringGuardedCommit(HeldRow row, String rowSql, java.util.function.Supplier<T> takeOver)
+			throws Exception {
+		CompletableFuture<T> taking;
+		try (java.sql.Connection transaction = this.dataSource.getConnection()) {
+			transaction.setAutoCommit(false);
+			assertThat(this.guard.notHeld(transaction, List.of(row))).as("rows the guard found not held").isEmpty();
+			awaitEnded(rowSql);
+			taking = CompletableFuture.supplyAsync(takeOver);
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> this.jdbc.queryForObject(lockWaitsSql(), Integer.class) == 1);
+			assertThat(taking).as("the take-over, while the guarded transaction is open").isNotDone();
+			transaction.commit();
+		}
+		return taking.get(30, TimeUnit.SECONDS);
+	}
+
 	/**
 	 * Waits until the renewal sleeps in the trigger, its row's lock taken, and until a plain
 	 * read (which does not wait for that lock) finds the row's lease ended.
@@ -159,13 +223,25 @@ abstract class LateRenewalContractTests {
 	private void awaitStalledAndEnded(String rowSql) {
 		await().atMost(Duration.ofSeconds(STALL_SECONDS))
 			.until(() -> this.jdbc.queryForObject(sleepingSessionsSql(), Integer.class) == 1);
+		awaitEnded(rowSql);
+		assertThat(this.jdbc.queryForObject(sleepingSessionsSql(), Integer.class))
+			.as("the renewal still sleeping in the trigger")
+			.isEqualTo(1);
+	}
+
+	private void stall(String table) {
+		List<String> statements = createStall(table);
+		org.junit.jupiter.api.Assumptions.assumeFalse(statements.isEmpty(),
+				database() + " has no trigger that sleeps in these tests");
+		statements.forEach(this.jdbc::execute);
+	}
+
+	/** Waits until a plain read, which does not wait for a row's lock, finds its lease ended. */
+	private void awaitEnded(String rowSql) {
 		String dialectNow = database().dialect(this.dataSource).now();
 		await().atMost(Duration.ofSeconds(STALL_SECONDS))
 			.pollInterval(Duration.ofMillis(20))
 			.until(() -> this.jdbc.queryForObject(rowSql + " AND expires_at > " + dialectNow, Integer.class) == 0);
-		assertThat(this.jdbc.queryForObject(sleepingSessionsSql(), Integer.class))
-			.as("the renewal still sleeping in the trigger")
-			.isEqualTo(1);
 	}
 
 }

@@ -27,4 +27,9 @@ class MariaDbLateRenewalTests extends LateRenewalContractTests {
 		return "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE = 'User sleep'";
 	}
 
+	@Override
+	protected String lockWaitsSql() {
+		return "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'";
+	}
+
 }

@@ -31,4 +31,9 @@ class PostgreSqlLateRenewalTests extends LateRenewalContractTests {
 		return "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'";
 	}
 
+	@Override
+	protected String lockWaitsSql() {
+		return "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'";
+	}
+
 }
