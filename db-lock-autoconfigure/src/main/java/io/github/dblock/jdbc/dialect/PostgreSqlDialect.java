@@ -332,7 +332,14 @@ public class PostgreSqlDialect extends SqlDialect {
 				return locked;
 			}
 			catch (SQLException ex) {
-				con.rollback(savepoint);
+				try {
+					con.rollback(savepoint);
+				}
+				catch (SQLException cleanup) {
+					// the connection failed (a network timeout closes it): the statement's own failure says why
+					ex.addSuppressed(cleanup);
+					throw ex;
+				}
 				if (LOCK_NOT_AVAILABLE.equals(ex.getSQLState())) {
 					return false;
 				}
@@ -366,20 +373,27 @@ public class PostgreSqlDialect extends SqlDialect {
 		}
 		return Boolean.TRUE.equals(jdbc.execute((ConnectionCallback<Boolean>) (con) -> {
 			String previous = setLockTimeout(con, waitMillis + "ms", false);
+			boolean locked;
 			try (PreparedStatement lock = con.prepareStatement("SELECT pg_advisory_lock(?)")) {
 				lock.setLong(1, id);
 				lock.executeQuery().close();
-				return true;
+				locked = true;
 			}
 			catch (SQLException ex) {
-				if (LOCK_NOT_AVAILABLE.equals(ex.getSQLState())) {
-					return false;
+				if (!LOCK_NOT_AVAILABLE.equals(ex.getSQLState())) {
+					try {
+						setLockTimeout(con, previous, false);
+					}
+					catch (SQLException cleanup) {
+						// the connection failed (a network timeout closes it): the statement's own failure says why
+						ex.addSuppressed(cleanup);
+					}
+					throw ex;
 				}
-				throw ex;
+				locked = false;
 			}
-			finally {
-				setLockTimeout(con, previous, false);
-			}
+			setLockTimeout(con, previous, false);
+			return locked;
 		}));
 	}
 
