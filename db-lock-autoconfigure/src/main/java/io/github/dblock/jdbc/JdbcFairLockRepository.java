@@ -13,6 +13,8 @@ import java.util.function.Supplier;
 
 import io.github.dblock.jdbc.dialect.FairQueueStatements;
 import io.github.dblock.jdbc.dialect.SqlDialect;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
@@ -33,6 +35,11 @@ import org.springframework.jdbc.support.KeyHolder;
 public class JdbcFairLockRepository implements FairLockRepository {
 
 	private static final int ATTEMPTS = 3;
+
+	/** The most ended tickets ahead one look at the head deletes; the rest at the next. */
+	private static final int MAX_DELETES = 8;
+
+	private static final Log logger = LogFactory.getLog(JdbcFairLockRepository.class);
 
 	private final LockConnections connections;
 
@@ -88,25 +95,37 @@ public class JdbcFairLockRepository implements FairLockRepository {
 	 * The lowest ticket up to this one, ended or not. An ended ticket ahead is not passed
 	 * over but deleted first: its renewal may have been checked before its lease ended and
 	 * still be committing, and a plain read does not wait for it (it would pass the ticket,
-	 * which then holds again once the renewal commits). The {@code DELETE} waits for such a
-	 * renewal and leaves the ticket if it committed; a ticket that remains is ahead, ended
-	 * or not, until a later call deletes it. No ticket below this one can appear later: a
-	 * key's tickets commit in the order of their numbers.
+	 * which then holds again once the renewal commits). The {@code DELETE}, by the ticket's
+	 * primary key, waits for such a renewal and leaves the ticket if it committed; a ticket
+	 * that remains is ahead, ended or not. One that cannot be deleted within the statement
+	 * timeout (a renewal whose commit stalls) is ahead too: the caller asks again later. No
+	 * ticket below this one can appear later: a key's tickets commit in the order of their
+	 * numbers.
 	 */
 	@Override
 	public long head(Ticket ticket) {
-		return retrying(() -> this.connections.onOwnConnection((jdbc) -> {
-			long[] first = lowest(jdbc, ticket);
-			if (first[0] != ticket.number() && first[0] != 0 && first[1] == 0) {
-				jdbc.update(this.sql.deleteEndedAheadSql(), ticket.key(), ticket.number());
-				first = lowest(jdbc, ticket);
+		long[] first = retrying(() -> this.connections.onOwnConnection((jdbc) -> lowest(jdbc, ticket)));
+		for (int deletes = 0; first[0] != 0 && first[0] != ticket.number() && first[1] == 0; deletes++) {
+			long ended = first[0];
+			if (deletes == MAX_DELETES) {
+				return ended;
 			}
-			if (first[0] == ticket.number()) {
-				// this ticket's own lease ended: it is gone, whether or not its row is
-				return (first[1] == 1) ? ticket.number() : 0L;
+			try {
+				first = retrying(() -> this.connections.onOwnConnection((jdbc) -> {
+					jdbc.update(this.sql.deleteEndedAheadSql(), ended, ticket.key());
+					return lowest(jdbc, ticket);
+				}));
 			}
-			return first[0];
-		}));
+			catch (DataAccessException ex) {
+				logger.debug("Ended ticket " + ended + " of '" + ticket.key() + "' not deleted: " + ex.getMessage());
+				return ended;
+			}
+		}
+		if (first[0] == ticket.number()) {
+			// this ticket's own lease ended: it is gone, whether or not its row is
+			return (first[1] == 1) ? ticket.number() : 0L;
+		}
+		return first[0];
 	}
 
 	/** The lowest ticket up to this one and whether it is live (1 or 0); {0, 0} if none. */

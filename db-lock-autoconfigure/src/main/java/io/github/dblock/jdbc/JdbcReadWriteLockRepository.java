@@ -35,10 +35,17 @@ import org.springframework.jdbc.core.RowMapper;
  * meanwhile): 2 statements;</li>
  * <li>write: the intent (an {@code INSERT} that does nothing on a key that has one, or an
  * {@code UPDATE} that renews this writer's or takes an expired one), then an
- * {@code INSERT ... SELECT} of the writer's row if the intent is this writer's and no holder
- * is live, returning its token and end ({@code RETURNING}, H2's {@code FINAL TABLE}; a
- * {@code SELECT} after on MySQL): 2 statements when free (3 on MySQL), 2 per attempt while
- * waiting;</li>
+ * {@code INSERT ... SELECT} of the writer's row if the intent is this writer's and the key
+ * has no holder row, live or ended, returning its token and end ({@code RETURNING}, H2's
+ * {@code FINAL TABLE}; a {@code SELECT} after on MySQL): 2 statements when free (3 on MySQL),
+ * 3 per attempt while waiting (a {@code SELECT} of ended holder rows after a refused insert);</li>
+ * <li>ended rows: a holder row whose lease has ended is not passed over. A writer's refused
+ * insert, or a reader's check that finds only an ended writer's row, reads their owners and
+ * then, on a connection of its own, deletes them by primary key, in a {@code DELETE} that
+ * waits for a renewal of such a row that the database is still writing (checked before the
+ * lease ended, committing after it) and leaves the row if it committed; then it tries once
+ * more. A delete that fails (a renewal whose commit stalls past the statement timeout) is
+ * "not acquired yet";</li>
  * <li>a refused attempt (a live intent of another owner) marks that intent as wanted: 1
  * statement more;</li>
  * <li>release: a reader's row, 1 statement; a writer's row and intent, 1 (2 on H2); a
@@ -75,8 +82,9 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 
 	@Override
 	public Optional<Lease> tryRead(String key, String owner, Duration lease) {
+		AtomicReference<@Nullable List<String>> endedWriters = new AtomicReference<>();
 		try {
-			return this.connections.onOwnConnection((jdbc) -> {
+			Optional<Lease> read = this.connections.onOwnConnection((jdbc) -> {
 				if (jdbc.update(this.sql.insertReader(), this.sql.insertReaderParameters(key, owner, SqlDialect.micros(lease))) == 0) {
 					markWanted(jdbc, key, owner);
 					return Optional.empty();
@@ -84,19 +92,33 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 				List<Checked> checked = checkReader(jdbc, key, owner);
 				boolean endedWriter = (this.sql.drawReaderToken() != null) ? checked.isEmpty()
 						: !checked.isEmpty() && checked.get(0).blocked() == Checked.ENDED_WRITER;
-				if (endedWriter && jdbc.update(this.sql.deleteEndedWriters(), key) > 0) {
-					// a writer whose lease ended, deleted by a statement that waited for a late renewal of it
-					checked = checkReader(jdbc, key, owner);
+				if (endedWriter) {
+					List<String> ended = jdbc.queryForList(this.sql.endedWriters(), String.class, key);
+					if (!ended.isEmpty()) {
+						// the reader's row stays while the ended writer's is deleted
+						endedWriters.set(ended);
+						return Optional.empty();
+					}
 				}
-				if (checked.isEmpty() || checked.get(0).blocked() != Checked.FREE) {
-					// a writer announced itself before this reader checked: the reader withdraws
-					jdbc.update(this.sql.deleteHolder(), key, owner);
-					markWanted(jdbc, key, owner);
-					return Optional.empty();
-				}
-				Checked row = checked.get(0);
-				return Optional.of(new Lease(key, owner, row.token(), row.expiresAt()));
+				return readOrWithdraw(jdbc, key, owner, checked);
 			});
+			List<String> ended = endedWriters.get();
+			if (ended == null) {
+				return read;
+			}
+			try {
+				// on a connection of its own, so that a delete that timed out is cancelled on the server
+				return this.connections.onOwnConnection((jdbc) -> {
+					deleteEnded(jdbc, key, ended);
+					return readOrWithdraw(jdbc, key, owner, checkReader(jdbc, key, owner));
+				});
+			}
+			catch (DataAccessException ex) {
+				// the delete waited past the statement timeout for a renewal whose commit stalls: not yet
+				logger.debug("Ended writer of '" + key + "' not deleted: " + ex.getMessage());
+				deleteQuietly(key, owner);
+				return Optional.empty();
+			}
 		}
 		catch (DataAccessException ex) {
 			if (!this.connections.isContention(ex)) {
@@ -106,6 +128,18 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 			deleteQuietly(key, owner);
 			return Optional.empty();
 		}
+	}
+
+	/** The reader's lease if its check found no writer, else withdraws its row. */
+	private Optional<Lease> readOrWithdraw(JdbcOperations jdbc, String key, String owner, List<Checked> checked) {
+		if (checked.isEmpty() || checked.get(0).blocked() != Checked.FREE) {
+			// a writer announced itself before this reader checked, or a writer's row remains: the reader withdraws
+			jdbc.update(this.sql.deleteHolder(), key, owner);
+			markWanted(jdbc, key, owner);
+			return Optional.empty();
+		}
+		Checked row = checked.get(0);
+		return Optional.of(new Lease(key, owner, row.token(), row.expiresAt()));
 	}
 
 	/**
@@ -125,19 +159,42 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 
 	@Override
 	public WriteAttempt tryWrite(String key, String owner, Duration lease, boolean again) {
+		AtomicReference<@Nullable List<String>> endedHolders = new AtomicReference<>();
 		try {
-			return this.connections.onOwnConnection((jdbc) -> {
+			WriteAttempt attempt = this.connections.onOwnConnection((jdbc) -> {
 				if (!claim(jdbc, key, owner, lease, again)) {
 					markWanted(jdbc, key, owner);
 					return new WriteAttempt(false, null);
 				}
 				Lease inserted = insertWriter(jdbc, key, owner, lease);
-				if (inserted == null && jdbc.update(this.sql.deleteEndedHolders(), key) > 0) {
-					// holders whose leases ended, deleted by a statement that waited for a late renewal of theirs
-					inserted = insertWriter(jdbc, key, owner, lease);
+				if (inserted == null) {
+					List<String> ended = jdbc.queryForList(this.sql.endedHolders(), String.class, key);
+					if (!ended.isEmpty()) {
+						endedHolders.set(ended);
+					}
 				}
 				return new WriteAttempt(true, inserted);
 			});
+			List<String> ended = endedHolders.get();
+			if (ended == null) {
+				return attempt;
+			}
+			boolean[] deleted = { false };
+			try {
+				// on a connection of its own, so that a delete that timed out is cancelled on the server
+				return new WriteAttempt(true, this.connections.onOwnConnection((jdbc) -> {
+					deleted[0] = deleteEnded(jdbc, key, ended);
+					return Optional.ofNullable(insertWriter(jdbc, key, owner, lease));
+				}).orElse(null));
+			}
+			catch (DataAccessException ex) {
+				if (deleted[0]) {
+					throw ex;
+				}
+				// the delete waited past the statement timeout for a renewal whose commit stalls: not yet
+				logger.debug("Ended holders of '" + key + "' not deleted: " + ex.getMessage());
+				return attempt;
+			}
 		}
 		catch (DataAccessException ex) {
 			if (!this.connections.isContention(ex)) {
@@ -147,6 +204,25 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 			// whether the intent is this writer's is not known: the next attempt claims it again
 			return new WriteAttempt(true, null);
 		}
+	}
+
+	/**
+	 * Deletes the key's rows of these owners whose leases have ended, by their primary key, in
+	 * a statement that waits for a renewal of such a row that the database is still writing
+	 * (and leaves the row if the renewal committed): a row that remains counts as a holder.
+	 * @return whether there were such rows to delete (deleted now or by another caller)
+	 */
+	private boolean deleteEnded(JdbcOperations jdbc, String key, List<String> owners) {
+		if (owners.isEmpty()) {
+			return false;
+		}
+		Object[] parameters = new Object[1 + owners.size()];
+		parameters[0] = key;
+		for (int i = 0; i < owners.size(); i++) {
+			parameters[1 + i] = owners.get(i);
+		}
+		jdbc.update(this.sql.deleteEndedHolders(owners.size()), parameters);
+		return true;
 	}
 
 	/** The writer's row, if the key had no holder row, live or ended, and its intent is this writer's. */

@@ -382,7 +382,8 @@ abstract class FairModeContractTests {
 			assertThat(lock.fencingToken()).isGreaterThan(dead.number());
 			assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(500));
 		}
-		assertThat(queue.deleteExpired(10)).isOne();
+		// the next ticket deleted the dead one before it went past it: nothing left for the reaper
+		assertThat(queue.deleteExpired(10)).isZero();
 		assertThat(queued(key)).isZero();
 	}
 

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -54,6 +55,11 @@ abstract class LateRenewalContractTests {
 
 	private CommitGuard guard;
 
+	/** Over a repository whose statement timeout (1 s) is shorter than the stall. */
+	private JdbcFairLockRepository impatientFair;
+
+	private JdbcReadWriteLockRepository impatientReadWrite;
+
 	protected abstract TestDatabase database();
 
 	/**
@@ -69,6 +75,15 @@ abstract class LateRenewalContractTests {
 	/** Counts the server's sessions that sleep in the trigger. */
 	protected abstract String sleepingSessionsSql();
 
+	/**
+	 * Whether a writer's insert itself waits for a holder row's lock (InnoDB's
+	 * {@code INSERT ... SELECT} reads with shared locks), so that it, not the delete after it,
+	 * runs into the statement timeout behind a stalled renewal.
+	 */
+	protected boolean writerInsertWaitsForRowLocks() {
+		return false;
+	}
+
 	/** Counts the server's sessions that wait for a lock another holds. */
 	protected abstract String lockWaitsSql();
 
@@ -82,6 +97,10 @@ abstract class LateRenewalContractTests {
 		this.fair = new JdbcFairLockRepository(leases.connections());
 		this.readWrite = new JdbcReadWriteLockRepository(leases.connections());
 		this.guard = new CommitGuard(leases.connections());
+		JdbcLockRepository impatient = new JdbcLockRepository(this.dataSource, database().dialect(this.dataSource),
+				Duration.ofSeconds(1));
+		this.impatientFair = new JdbcFairLockRepository(impatient.connections());
+		this.impatientReadWrite = new JdbcReadWriteLockRepository(impatient.connections());
 	}
 
 	@AfterAll
@@ -160,6 +179,61 @@ abstract class LateRenewalContractTests {
 		assertThat(renewal.get(30, TimeUnit.SECONDS)).isPresent();
 		assertThat(second.intent()).as("the second writer took the ended intent").isTrue();
 		assertThat(second.lease()).as("the second writer's hold").isNull();
+	}
+
+	@Test
+	void nextTicketWhoseDeleteTimesOutIsNotYetTheHead() throws Exception {
+		stall(TABLE + "_fair_queue");
+		String key = "late-fair-impatient";
+		FairLockRepository.Ticket late = this.fair.enqueue(key, LATE, SHORT_LEASE);
+		FairLockRepository.Ticket next = this.impatientFair.enqueue(key, "next", LONG_LEASE);
+		CompletableFuture<List<Boolean>> renewal = CompletableFuture
+			.supplyAsync(() -> this.fair.renewAll(List.of(late), LONG_LEASE));
+		awaitStalledAndEnded("SELECT COUNT(*) FROM " + TABLE + "_fair_queue WHERE ticket = " + late.number());
+		// its delete waits for the stalled renewal past its statement timeout: not an error, not its turn yet
+		assertThat(this.impatientFair.head(next)).isEqualTo(late.number());
+		assertThat(renewal.get(30, TimeUnit.SECONDS)).containsExactly(true);
+		assertThat(this.impatientFair.head(next)).isEqualTo(late.number());
+	}
+
+	@Test
+	void writerWhoseDeleteTimesOutHasNotYetAcquired() throws Exception {
+		stall(TABLE + "_rw");
+		String key = "late-reader-impatient";
+		Lease reader = this.readWrite.tryRead(key, LATE, SHORT_LEASE).orElseThrow();
+		CompletableFuture<Optional<java.time.Instant>> renewal = CompletableFuture
+			.supplyAsync(() -> this.readWrite.renew(reader, LONG_LEASE, false));
+		awaitStalledAndEnded("SELECT COUNT(*) FROM " + TABLE + "_rw WHERE lock_key = '" + key + "' AND owner = '" + LATE + "'");
+		if (writerInsertWaitsForRowLocks()) {
+			// the insert's own wait ends by the statement timeout (the server's or the network's): an error, as before
+			assertThatExceptionOfType(org.springframework.dao.DataAccessException.class)
+				.isThrownBy(() -> this.impatientReadWrite.tryWrite(key, "writer", LONG_LEASE, false));
+		}
+		else {
+			ReadWriteLockRepository.WriteAttempt writer = this.impatientReadWrite.tryWrite(key, "writer", LONG_LEASE,
+					false);
+			assertThat(writer.intent()).isTrue();
+			assertThat(writer.lease()).isNull();
+		}
+		assertThat(renewal.get(30, TimeUnit.SECONDS)).isPresent();
+		assertThat(this.jdbc.queryForObject("SELECT COUNT(*) FROM " + TABLE + "_rw WHERE lock_key = '" + key
+				+ "' AND owner = 'writer'", Integer.class)).isZero();
+	}
+
+	@Test
+	void readerWhoseDeleteTimesOutHasNotYetAcquired() throws Exception {
+		stall(TABLE + "_rw");
+		String key = "late-writer-impatient";
+		Lease writer = this.readWrite.tryWrite(key, LATE, SHORT_LEASE, false).lease();
+		assertThat(writer).isNotNull();
+		CompletableFuture<Optional<java.time.Instant>> renewal = CompletableFuture
+			.supplyAsync(() -> this.readWrite.renew(writer, LONG_LEASE, true));
+		awaitStalledAndEnded("SELECT COUNT(*) FROM " + TABLE + "_rw WHERE lock_key = '" + key + "' AND owner = '" + LATE + "'");
+		assertThat(this.impatientReadWrite.tryRead(key, "reader", LONG_LEASE)).isEmpty();
+		assertThat(renewal.get(30, TimeUnit.SECONDS)).isPresent();
+		// the reader's row was withdrawn
+		assertThat(this.jdbc.queryForObject("SELECT COUNT(*) FROM " + TABLE + "_rw WHERE lock_key = '" + key
+				+ "' AND owner = 'reader'", Integer.class)).isZero();
 	}
 
 	@Test

@@ -32,4 +32,9 @@ class MariaDbLateRenewalTests extends LateRenewalContractTests {
 		return "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'";
 	}
 
+	@Override
+	protected boolean writerInsertWaitsForRowLocks() {
+		return true;
+	}
+
 }

@@ -28,7 +28,7 @@ class PostgreSqlLateRenewalTests extends LateRenewalContractTests {
 
 	@Override
 	protected String sleepingSessionsSql() {
-		return "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'";
+		return "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE 'UPDATE%'";
 	}
 
 	@Override

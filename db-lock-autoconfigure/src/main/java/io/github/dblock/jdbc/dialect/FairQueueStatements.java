@@ -49,7 +49,8 @@ public final class FairQueueStatements {
 		this.headSql = ("SELECT ticket, CASE WHEN expires_at > %s THEN 1 ELSE 0 END AS live FROM %s"
 				+ " WHERE lock_key = ? AND ticket <= ? ORDER BY ticket LIMIT 1")
 			.formatted(dialect.now(), this.queue);
-		this.deleteEndedAheadSql = "DELETE FROM %s WHERE lock_key = ? AND ticket < ? AND expires_at <= %s"
+		// by its primary key: a range on the key's index, or MySQL's choice of the expiry index, would lock more
+		this.deleteEndedAheadSql = "DELETE FROM %s WHERE ticket = ? AND lock_key = ? AND expires_at <= %s"
 			.formatted(this.queue, dialect.now());
 		this.renewSql = "UPDATE %s SET expires_at = %s WHERE ticket = ? AND owner = ? AND expires_at > %s"
 			.formatted(this.queue, lease, dialect.now());
@@ -57,13 +58,13 @@ public final class FairQueueStatements {
 		this.abandonSql = "DELETE FROM " + this.queue + " WHERE lock_key = ? AND owner = ?";
 		this.deleteExpiredSql = dialect.deleteExpiredSql(this.queue);
 		this.holdersSql = ("SELECT q.ticket, q.lock_key, q.owner, q.expires_at FROM %1$s q WHERE q.expires_at > %2$s"
-				+ " AND NOT EXISTS (SELECT 1 FROM %1$s e WHERE e.lock_key = q.lock_key AND e.ticket < q.ticket"
-				+ " AND e.expires_at > %2$s) ORDER BY q.lock_key LIMIT ?")
+				+ " AND NOT EXISTS (SELECT 1 FROM %1$s e WHERE e.lock_key = q.lock_key AND e.ticket < q.ticket)"
+				+ " ORDER BY q.lock_key LIMIT ?")
 			.formatted(this.queue, dialect.now());
 	}
 
 	/**
-	 * Reads the head of each key's queue, its lowest live ticket, which holds the key, in
+	 * Reads the head of each key's queue, its lowest ticket if live, which holds the key, in
 	 * key order: limit.
 	 * @return the SQL
 	 */
@@ -115,9 +116,9 @@ public final class FairQueueStatements {
 	}
 
 	/**
-	 * Deletes a key's tickets below a number whose leases have ended: key, number. A
-	 * {@code DELETE}, so that it waits for a renewal of such a ticket that the database is
-	 * still writing and leaves the ticket if the renewal committed.
+	 * Deletes a ticket if its lease has ended: number, key. A {@code DELETE}, so that it
+	 * waits for a renewal of the ticket that the database is still writing and leaves the
+	 * ticket if the renewal committed.
 	 * @return the SQL
 	 */
 	public String deleteEndedAheadSql() {

@@ -36,9 +36,9 @@ public final class ReadWriteStatements {
 
 	private final String deleteHolder;
 
-	private final String deleteEndedHolders;
+	private final String endedHolders;
 
-	private final String deleteEndedWriters;
+	private final String endedWriters;
 
 	private final String insertIntent;
 
@@ -101,8 +101,8 @@ public final class ReadWriteStatements {
 				+ ") THEN 1 WHEN EXISTS (" + anyWriter + ") THEN 2 ELSE 0 END AS blocked FROM " + holders
 				+ " r WHERE r.lock_key = ? AND r.owner = ?";
 		this.deleteHolder = "DELETE FROM " + holders + " WHERE lock_key = ? AND owner = ?";
-		this.deleteEndedHolders = "DELETE FROM " + holders + " WHERE lock_key = ? AND expires_at <= " + now;
-		this.deleteEndedWriters = this.deleteEndedHolders + " AND kind = 'W'";
+		this.endedHolders = "SELECT owner FROM " + holders + " WHERE lock_key = ? AND expires_at <= " + now;
+		this.endedWriters = this.endedHolders + " AND kind = 'W'";
 		this.insertIntent = dialect.insertUnlessKeyExists(intents, "lock_key, owner, expires_at",
 				"?, ?, " + dialect.plusMicros(now));
 		this.claimIntent = "UPDATE " + intents + " SET owner = ?, expires_at = " + dialect.plusMicros(now)
@@ -175,24 +175,35 @@ public final class ReadWriteStatements {
 	}
 
 	/**
-	 * Deletes a key's holder rows, readers' and writers', whose leases have ended: key. A
-	 * {@code DELETE}, so that it waits for a renewal of such a row that the database is still
-	 * writing and leaves the row if the renewal committed; {@link #insertWriter()} counts every
-	 * row that remains.
+	 * The owners of a key's holder rows, readers' and writers', whose leases have ended, by a
+	 * plain read: key. {@link #insertWriter()} counts every row until
+	 * {@link #deleteEndedHolders(int)} deletes it.
 	 * @return the SQL
 	 */
-	public String deleteEndedHolders() {
-		return this.deleteEndedHolders;
+	public String endedHolders() {
+		return this.endedHolders;
 	}
 
 	/**
-	 * Deletes a key's writer rows whose leases have ended, as {@link #deleteEndedHolders()}:
-	 * key. {@link #checkReader()} and {@link #drawReaderToken()} count every writer row that
-	 * remains.
+	 * The owners of a key's writer rows whose leases have ended, by a plain read: key.
+	 * {@link #checkReader()} and {@link #drawReaderToken()} count every writer row until
+	 * {@link #deleteEndedHolders(int)} deletes it.
 	 * @return the SQL
 	 */
-	public String deleteEndedWriters() {
-		return this.deleteEndedWriters;
+	public String endedWriters() {
+		return this.endedWriters;
+	}
+
+	/**
+	 * Deletes {@code count} holder rows of a key, by their primary key, if their leases have
+	 * ended: key, then the owners. A {@code DELETE}, so that it waits for a renewal of such a
+	 * row that the database is still writing and leaves the row if the renewal committed.
+	 * @param count the number of owners
+	 * @return the SQL
+	 */
+	public String deleteEndedHolders(int count) {
+		return "DELETE FROM " + this.holders + " WHERE lock_key = ? AND owner IN (" + SqlSyntax.placeholders(count)
+				+ ") AND expires_at <= " + this.dialect.now();
 	}
 
 	/**
@@ -214,7 +225,7 @@ public final class ReadWriteStatements {
 
 	/**
 	 * Inserts a writer whose intent is live with at least the margin left, if the key has no
-	 * holder row, live or ended (see {@link #deleteEndedHolders()}): see
+	 * holder row, live or ended (see {@link #deleteEndedHolders(int)}): see
 	 * {@link #insertWriterParameters(String, String, long, long)}.
 	 * @return the SQL
 	 */
