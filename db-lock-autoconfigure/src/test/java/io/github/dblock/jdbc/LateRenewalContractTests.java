@@ -143,9 +143,7 @@ abstract class LateRenewalContractTests {
 		stall(TABLE + "_rw");
 		String key = "late-reader";
 		Lease reader = this.readWrite.tryRead(key, LATE, SHORT_LEASE).orElseThrow();
-		CompletableFuture<Optional<java.time.Instant>> renewal = CompletableFuture
-			.supplyAsync(() -> this.readWrite.renew(reader, LONG_LEASE, false));
-		awaitStalledAndEnded("SELECT COUNT(*) FROM " + TABLE + "_rw WHERE lock_key = '" + key + "' AND owner = '" + LATE + "'");
+		CompletableFuture<Optional<java.time.Instant>> renewal = renewStalled(reader, false);
 		ReadWriteLockRepository.WriteAttempt writer = this.readWrite.tryWrite(key, "writer", LONG_LEASE, false);
 		assertThat(renewal.get(30, TimeUnit.SECONDS)).isPresent();
 		assertThat(writer.lease()).as("the writer's hold").isNull();
@@ -157,9 +155,7 @@ abstract class LateRenewalContractTests {
 		String key = "late-writer";
 		Lease writer = this.readWrite.tryWrite(key, LATE, SHORT_LEASE, false).lease();
 		assertThat(writer).isNotNull();
-		CompletableFuture<Optional<java.time.Instant>> renewal = CompletableFuture
-			.supplyAsync(() -> this.readWrite.renew(writer, LONG_LEASE, true));
-		awaitStalledAndEnded("SELECT COUNT(*) FROM " + TABLE + "_rw WHERE lock_key = '" + key + "' AND owner = '" + LATE + "'");
+		CompletableFuture<Optional<java.time.Instant>> renewal = renewStalled(writer, true);
 		Optional<Lease> reader = this.readWrite.tryRead(key, "reader", LONG_LEASE);
 		assertThat(renewal.get(30, TimeUnit.SECONDS)).isPresent();
 		assertThat(reader).as("the reader's hold").isEmpty();
@@ -171,9 +167,7 @@ abstract class LateRenewalContractTests {
 		String key = "late-writers";
 		Lease first = this.readWrite.tryWrite(key, LATE, SHORT_LEASE, false).lease();
 		assertThat(first).isNotNull();
-		CompletableFuture<Optional<java.time.Instant>> renewal = CompletableFuture
-			.supplyAsync(() -> this.readWrite.renew(first, LONG_LEASE, true));
-		awaitStalledAndEnded("SELECT COUNT(*) FROM " + TABLE + "_rw WHERE lock_key = '" + key + "' AND owner = '" + LATE + "'");
+		CompletableFuture<Optional<java.time.Instant>> renewal = renewStalled(first, true);
 		// the first writer's intent ended with its row (its renewal comes after the row's): the second takes it
 		ReadWriteLockRepository.WriteAttempt second = this.readWrite.tryWrite(key, "second", LONG_LEASE, false);
 		assertThat(renewal.get(30, TimeUnit.SECONDS)).isPresent();
@@ -201,9 +195,7 @@ abstract class LateRenewalContractTests {
 		stall(TABLE + "_rw");
 		String key = "late-reader-impatient";
 		Lease reader = this.readWrite.tryRead(key, LATE, SHORT_LEASE).orElseThrow();
-		CompletableFuture<Optional<java.time.Instant>> renewal = CompletableFuture
-			.supplyAsync(() -> this.readWrite.renew(reader, LONG_LEASE, false));
-		awaitStalledAndEnded("SELECT COUNT(*) FROM " + TABLE + "_rw WHERE lock_key = '" + key + "' AND owner = '" + LATE + "'");
+		CompletableFuture<Optional<java.time.Instant>> renewal = renewStalled(reader, false);
 		if (writerInsertWaitsForRowLocks()) {
 			// the insert's own wait ends by the statement timeout (the server's or the network's): an error, as before
 			assertThatExceptionOfType(org.springframework.dao.DataAccessException.class)
@@ -226,9 +218,7 @@ abstract class LateRenewalContractTests {
 		String key = "late-writer-impatient";
 		Lease writer = this.readWrite.tryWrite(key, LATE, SHORT_LEASE, false).lease();
 		assertThat(writer).isNotNull();
-		CompletableFuture<Optional<java.time.Instant>> renewal = CompletableFuture
-			.supplyAsync(() -> this.readWrite.renew(writer, LONG_LEASE, true));
-		awaitStalledAndEnded("SELECT COUNT(*) FROM " + TABLE + "_rw WHERE lock_key = '" + key + "' AND owner = '" + LATE + "'");
+		CompletableFuture<Optional<java.time.Instant>> renewal = renewStalled(writer, true);
 		assertThat(this.impatientReadWrite.tryRead(key, "reader", LONG_LEASE)).isEmpty();
 		assertThat(renewal.get(30, TimeUnit.SECONDS)).isPresent();
 		// the reader's row was withdrawn
@@ -288,6 +278,18 @@ abstract class LateRenewalContractTests {
 			transaction.commit();
 		}
 		return taking.get(30, TimeUnit.SECONDS);
+	}
+
+	/**
+	 * Renews a read/write lease of {@link #LATE}'s, whose update stalls, and waits until it
+	 * is stalled and the lease has ended.
+	 */
+	private CompletableFuture<Optional<java.time.Instant>> renewStalled(Lease lease, boolean writer) {
+		CompletableFuture<Optional<java.time.Instant>> renewal = CompletableFuture
+			.supplyAsync(() -> this.readWrite.renew(lease, LONG_LEASE, writer));
+		awaitStalledAndEnded("SELECT COUNT(*) FROM " + TABLE + "_rw WHERE lock_key = '" + lease.key() + "' AND owner = '"
+				+ LATE + "'");
+		return renewal;
 	}
 
 	/**
