@@ -24,7 +24,7 @@ public enum ContenderKind {
 	/** Spring Integration's JDBC lock registry. */
 	JDBC_LOCK_REGISTRY("JdbcLockRegistry", true, JdbcLockRegistryContender::new),
 
-	/** The database's session locks. */
+	/** The database's session locks: {@code GET_LOCK}, on PostgreSQL {@code pg_advisory_lock}. */
 	GET_LOCK("GET_LOCK", false, GetLockContender::new),
 
 	/** The seed documents' INSERT/DELETE pattern. */
@@ -68,6 +68,9 @@ public enum ContenderKind {
 	/** db-lock's fair lock (a ticket in a queue), compared with the lease cycle; also on the hot key. */
 	DB_LOCK_FAIR("db-lock FAIR", true, Set.of(1, 2, 3),
 			(dataSource, prepare) -> new DbLockModeContender(dataSource, prepare, DbLockMode.FAIR, false));
+
+	/** Whether the run is on PostgreSQL, where {@link #GET_LOCK} is labelled {@code pg_advisory_lock}. */
+	private static volatile boolean postgresql;
 
 	private final String label;
 
@@ -118,7 +121,16 @@ public enum ContenderKind {
 	 * @return the label
 	 */
 	public String label() {
-		return this.label;
+		return (this == GET_LOCK && postgresql) ? "pg_advisory_lock" : this.label;
+	}
+
+	/**
+	 * Labels the contenders as they run on the run's database: on PostgreSQL,
+	 * {@link #GET_LOCK} is {@code pg_advisory_lock}/{@code pg_advisory_unlock}.
+	 * @param onPostgresql whether the run is on PostgreSQL
+	 */
+	public static void labelFor(boolean onPostgresql) {
+		postgresql = onPostgresql;
 	}
 
 	/**

@@ -59,6 +59,8 @@ final class DbLockModeContender implements LockContender {
 
 	private final TransactionTemplate transactions;
 
+	private final boolean postgresql;
+
 	DbLockModeContender(DataSource dataSource, boolean prepare, DbLockMode mode, boolean readToken) {
 		this(dataSource, prepare, mode, readToken, false);
 	}
@@ -68,6 +70,7 @@ final class DbLockModeContender implements LockContender {
 		this.readToken = readToken;
 		this.rowsExist = rowsExist;
 		this.jdbc = new JdbcTemplate(dataSource);
+		this.postgresql = Databases.postgresql(dataSource);
 		SqlDialect dialect = SqlDialects.detect(dataSource, TABLE);
 		this.keyTable = dialect.keyTable();
 		if (prepare) {
@@ -112,7 +115,7 @@ final class DbLockModeContender implements LockContender {
 	@Override
 	public void prepareKeys(Stream<String> keys) {
 		if (this.rowsExist) {
-			SelectForUpdateContender.insertRows(this.jdbc, this.keyTable, keys);
+			SelectForUpdateContender.insertRows(this.jdbc, this.keyTable, keys, this.postgresql);
 		}
 	}
 

@@ -19,7 +19,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * server's {@code innodb_lock_wait_timeout}), the critical section, the commit. The rows
  * exist beforehand: {@link #prepareKeys} inserts them outside the measured time, so a cycle
  * is the row lock alone (a key without its row is an error). Not durable: the lock ends with
- * the transaction, and with its connection.
+ * the transaction, and with its connection. On PostgreSQL, the same table in its types, the
+ * wait bounded by the server's {@code lock_timeout} (none by default: a contender's keys are
+ * its threads' own, nothing waits).
  */
 final class SelectForUpdateContender implements LockContender {
 
@@ -34,6 +36,14 @@ final class SelectForUpdateContender implements LockContender {
 			  PRIMARY KEY (lock_key)
 			) ENGINE = InnoDB""".formatted(TABLE);
 
+	private static final String POSTGRESQL_DDL = """
+			CREATE TABLE IF NOT EXISTS %s (
+			  lock_key   VARCHAR(255) COLLATE "C" NOT NULL,
+			  token      BIGINT       NOT NULL DEFAULT 0,
+			  created_at TIMESTAMP(6) NOT NULL DEFAULT LOCALTIMESTAMP,
+			  PRIMARY KEY (lock_key)
+			)""".formatted(TABLE);
+
 	/** Rows per INSERT when preparing keys. */
 	private static final int BATCH = 1000;
 
@@ -41,13 +51,17 @@ final class SelectForUpdateContender implements LockContender {
 
 	private final TransactionTemplate transactions;
 
+	private final boolean postgresql;
+
 	SelectForUpdateContender(DataSource dataSource, boolean prepare) {
 		this.jdbc = new JdbcTemplate(dataSource);
+		this.postgresql = Databases.postgresql(dataSource);
 		this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
 		if (prepare) {
-			this.jdbc.execute(DDL);
+			this.jdbc.execute(this.postgresql ? POSTGRESQL_DDL : DDL);
 			// what earlier runs left; a run in progress elsewhere keeps its rows (keys are per run)
-			this.jdbc.update("DELETE FROM " + TABLE + " WHERE created_at < NOW(6) - INTERVAL 1 HOUR");
+			this.jdbc.update("DELETE FROM " + TABLE + " WHERE created_at < "
+					+ (this.postgresql ? "LOCALTIMESTAMP - INTERVAL '1 hour'" : "NOW(6) - INTERVAL 1 HOUR"));
 		}
 	}
 
@@ -67,18 +81,22 @@ final class SelectForUpdateContender implements LockContender {
 
 	@Override
 	public void prepareKeys(Stream<String> keys) {
-		insertRows(this.jdbc, TABLE, keys);
+		insertRows(this.jdbc, TABLE, keys, this.postgresql);
 	}
 
-	/** Inserts a row for each key into a table whose other columns have defaults, unless it exists. */
-	static void insertRows(JdbcTemplate jdbc, String table, Stream<String> keys) {
+	/**
+	 * Inserts a row for each key into a table whose other columns have defaults, unless it
+	 * exists ({@code INSERT IGNORE}, on PostgreSQL {@code ON CONFLICT DO NOTHING}).
+	 */
+	static void insertRows(JdbcTemplate jdbc, String table, Stream<String> keys, boolean postgresql) {
 		Iterator<String> distinct = keys.distinct().iterator();
 		List<String> batch = new ArrayList<>(BATCH);
 		while (distinct.hasNext()) {
 			batch.add(distinct.next());
 			if (batch.size() == BATCH || !distinct.hasNext()) {
-				jdbc.update("INSERT IGNORE INTO " + table + " (lock_key) VALUES "
-						+ String.join(", ", Collections.nCopies(batch.size(), "(?)")), batch.toArray());
+				String values = String.join(", ", Collections.nCopies(batch.size(), "(?)"));
+				jdbc.update(postgresql ? "INSERT INTO " + table + " (lock_key) VALUES " + values + " ON CONFLICT DO NOTHING"
+						: "INSERT IGNORE INTO " + table + " (lock_key) VALUES " + values, batch.toArray());
 				batch.clear();
 			}
 		}

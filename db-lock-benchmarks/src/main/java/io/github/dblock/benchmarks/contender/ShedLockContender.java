@@ -15,7 +15,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * ShedLock's {@link JdbcTemplateLockProvider} on the database's clock. ShedLock does not
- * wait for a held lock: the caller spins with {@link SpinWait}.
+ * wait for a held lock: the caller spins with {@link SpinWait}. On PostgreSQL, ShedLock's
+ * documented table for PostgreSQL ({@code TIMESTAMP} columns), under the same name.
  */
 final class ShedLockContender extends AcquireReleaseContender<SimpleLock> {
 
@@ -30,14 +31,25 @@ final class ShedLockContender extends AcquireReleaseContender<SimpleLock> {
 			  locked_by VARCHAR(255) NOT NULL,
 			  PRIMARY KEY (name))""".formatted(TABLE);
 
+	/** ShedLock's documented table for PostgreSQL, under the benchmark's name. */
+	private static final String POSTGRESQL_DDL = """
+			CREATE TABLE IF NOT EXISTS %s (
+			  name VARCHAR(64) NOT NULL,
+			  lock_until TIMESTAMP NOT NULL,
+			  locked_at TIMESTAMP NOT NULL,
+			  locked_by VARCHAR(255) NOT NULL,
+			  PRIMARY KEY (name))""".formatted(TABLE);
+
 	private final LockProvider provider;
 
 	ShedLockContender(DataSource dataSource, boolean prepare) {
 		JdbcTemplate jdbc = new JdbcTemplate(dataSource);
 		if (prepare) {
-			jdbc.execute(DDL);
+			boolean postgresql = Databases.postgresql(dataSource);
+			jdbc.execute(postgresql ? POSTGRESQL_DDL : DDL);
 			// ShedLock keeps a row per name: drop those of runs an hour ago and more
-			jdbc.update("DELETE FROM " + TABLE + " WHERE lock_until < UTC_TIMESTAMP(3) - INTERVAL 1 HOUR");
+			jdbc.update("DELETE FROM " + TABLE + " WHERE lock_until < " + (postgresql
+					? "(CURRENT_TIMESTAMP AT TIME ZONE 'UTC') - INTERVAL '1 hour'" : "UTC_TIMESTAMP(3) - INTERVAL 1 HOUR"));
 		}
 		this.provider = new JdbcTemplateLockProvider(JdbcTemplateLockProvider.Configuration.builder()
 			.withJdbcTemplate(jdbc)
