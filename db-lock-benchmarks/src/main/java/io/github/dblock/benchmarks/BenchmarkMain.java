@@ -18,8 +18,9 @@ import io.github.dblock.benchmarks.contender.ContenderKind;
  * a partial run, {@code DB_LOCK_BENCH_CONTENDERS} (e.g. {@code DB_LOCK,RAW_INSERT_DELETE}),
  * {@code DB_LOCK_BENCH_SCENARIOS} (e.g. {@code 1,3}, or {@code none}) and
  * {@code DB_LOCK_BENCH_CURVES} (e.g. {@code threads,reaper}, or {@code none}) narrow it
- * down. On PostgreSQL only the curves run: the side-by-side contenders are written for
- * MariaDB and MySQL ({@code GET_LOCK}, their DDL).
+ * down. On PostgreSQL the side-by-side contenders run with its DDL and
+ * {@code pg_advisory_lock} for {@code GET_LOCK}, statements counted on the client, and the
+ * tables go to {@code latest-postgresql.*}.
  */
 public final class BenchmarkMain {
 
@@ -43,10 +44,7 @@ public final class BenchmarkMain {
 		List<Measurement> measurements = new ArrayList<>();
 		Machine machine = Machine.describe(settings);
 		System.out.println("db-lock benchmark on " + settings.url() + ": " + machine.summary());
-		if (settings.postgresql() && !scenarios.isEmpty()) {
-			System.out.println("PostgreSQL: the side-by-side scenarios are for MariaDB and MySQL; only the curves run");
-			scenarios = Set.of();
-		}
+		ContenderKind.labelFor(settings.postgresql());
 		ThroughputRun throughput = new ThroughputRun(settings, runId);
 		for (Scenario scenario : Scenario.THROUGHPUT) {
 			if (scenarios.contains(scenario.number)) {
@@ -76,7 +74,8 @@ public final class BenchmarkMain {
 		}
 		if (!measurements.isEmpty()) {
 			new Report(machine.finished(), settings, measurements, Targets.evaluate(measurements)).write(results);
-			System.out.println("Written: " + results.toAbsolutePath().normalize().resolve("latest.{md,csv,png}"));
+			System.out.println("Written: " + results.toAbsolutePath().normalize().resolve(Report.baseName(settings)
+					+ ".{md,csv,png}"));
 		}
 		Curves curves = new Curves(settings, runId + "c");
 		Machine curvesMachine = Machine.describe(settings);

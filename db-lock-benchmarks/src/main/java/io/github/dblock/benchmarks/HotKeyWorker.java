@@ -67,10 +67,12 @@ public final class HotKeyWorker {
 			// the server's session counters are MariaDB's and MySQL's; on PostgreSQL the tally alone counts
 			boolean server = !settings.postgresql();
 			StatementCounts before = server ? StatementCounts.read(pool, settings.poolSize()) : StatementCounts.ZERO;
+			long tallied = StatementTally.all();
 			KeyScheme keys = distinct ? KeyScheme.perThread(key + "-" + ProcessHandle.current().pid()) : KeyScheme.same(key);
 			Outcome outcome = new CycleLoop(contender, threads, keys, holdNanos, !distinct)
 				.run(Long.parseLong(window[1]), Long.parseLong(window[2]));
-			outcome.statements = server ? StatementCounts.read(pool, settings.poolSize()).since(before) : StatementCounts.ZERO;
+			outcome.statements = server ? StatementCounts.read(pool, settings.poolSize()).since(before)
+					: StatementCounts.counted(StatementTally.all() - tallied);
 			outcome.countWaiterStatements(warmup.uncontendedAcquireStatements());
 			try (OutputStream file = Files.newOutputStream(outcomeFile);
 					DataOutputStream out = new DataOutputStream(new BufferedOutputStream(file))) {

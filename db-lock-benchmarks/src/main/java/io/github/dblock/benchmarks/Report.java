@@ -38,13 +38,19 @@ final class Report {
 		String markdown = markdown();
 		System.out.println();
 		System.out.println(markdown);
-		Files.writeString(folder.resolve("latest.md"), markdown);
-		Files.writeString(folder.resolve("latest.csv"), csv().csv());
-		Files.writeString(folder.resolve("latest-targets.csv"), targetTable().csv());
+		String base = baseName(this.settings);
+		Files.writeString(folder.resolve(base + ".md"), markdown);
+		Files.writeString(folder.resolve(base + ".csv"), csv().csv());
+		Files.writeString(folder.resolve(base + "-targets.csv"), targetTable().csv());
 		ComparisonChart chart = new ComparisonChart(this.measurements);
 		if (!chart.isEmpty()) {
-			chart.write(folder.resolve("latest.png"));
+			chart.write(folder.resolve(base + ".png"));
 		}
+	}
+
+	/** The files' name without extension: {@code latest} (MariaDB, MySQL), {@code latest-postgresql}. */
+	static String baseName(BenchSettings settings) {
+		return settings.postgresql() ? "latest-postgresql" : "latest";
 	}
 
 	String markdown() {
@@ -57,7 +63,14 @@ final class Report {
 				+ ThroughputRun.MAX_WARMUP.toSeconds() + " s, then %d rounds, the contenders taking turns; cycles/s is the "
 				+ "median round's). ", this.settings.poolSize(), this.settings.measure().toMillis() / 1000.0,
 				this.settings.warmup().toMillis() / 1000.0, this.settings.rounds()));
-		out.append("Statements are the server's `Questions` counter of the contender's own sessions. Reproduce: `")
+		out.append(this.settings.postgresql()
+				? "Statements are counted on the client (every statement the contender's JDBC connections executed, "
+						+ "and each commit and rollback: `StatementTally`): PostgreSQL has no per-session statement "
+						+ "counter, and `pg_stat_statements` is not loaded on this server (it needs "
+						+ "`shared_preload_libraries`). GET_LOCK's counterpart is `pg_advisory_lock`/`pg_advisory_unlock`. "
+						+ "Reproduce: `DB_LOCK_BENCH_URL=jdbc:postgresql://127.0.0.1:5432/test DB_LOCK_BENCH_USER=postgres "
+						+ "DB_LOCK_BENCH_CURVES=none "
+				: "Statements are the server's `Questions` counter of the contender's own sessions. Reproduce: `")
 			.append(COMMAND)
 			.append("`.\n\n");
 		out.append("Uncontended and distinct keys (cycle = acquire + release, nothing held; only cycles whose "
@@ -72,12 +85,14 @@ final class Report {
 			out.append("db-lock's transaction and named modes (`DbLockTemplate.acquire(DbLockMode, key, 5 s)`) against "
 					+ "their hand-written counterparts: TRANSACTION in a `TransactionTemplate` (acquire, commit) against "
 					+ "`SELECT ... FOR UPDATE` on a row that exists, in the same kind of transaction; NAMED (acquire, "
-					+ "close) against `GET_LOCK`/`RELEASE_LOCK`; \"+ token\" reads the handle's fencing token while "
+					+ "close) against " + (this.settings.postgresql() ? "`pg_advisory_lock`/`pg_advisory_unlock`"
+							: "`GET_LOCK`/`RELEASE_LOCK`") + "; \"+ token\" reads the handle's fencing token while "
 					+ "held. Neither kind of lock is durable (it ends with its connection):\n\n");
 			out.append(modes.markdown()).append('\n');
 		}
 		out.append("Hot key: every holder holds the lock 1 ms; utilisation = time held / wall time; hand-off = from one "
-				+ "holder's end to the next one's start; statements/s = the server's count for all JVMs; waiters' "
+				+ "holder's end to the next one's start; statements/s = the "
+				+ (this.settings.postgresql() ? "clients' count summed over" : "server's count for") + " all JVMs; waiters' "
 				+ "statements/s = what acquisitions sent beyond an uncontended acquisition (counted per thread):\n\n");
 		out.append(hotKeyTable().markdown()).append('\n');
 		out.append("Targets:\n\n").append(targetTable().markdown()).append('\n');
@@ -87,7 +102,7 @@ final class Report {
 			errors.forEach((line) -> out.append(line).append('\n'));
 			out.append('\n');
 		}
-		out.append("![db-lock benchmark](latest.png)\n");
+		out.append("![db-lock benchmark](").append(baseName(this.settings)).append(".png)\n");
 		return out.toString();
 	}
 

@@ -21,6 +21,8 @@ import javax.sql.DataSource;
  * counts every statement a client sent ({@code SET autocommit}, {@code COMMIT} and
  * isolation changes included), the {@code Com_*} counters tell them apart. Session, not
  * global, counters: statements of other clients of the same server do not count.
+ * PostgreSQL has no such counter: there the count is the client's ({@link StatementTally}),
+ * without a mix by kind.
  */
 final class StatementCounts {
 
@@ -63,6 +65,11 @@ final class StatementCounts {
 		}
 		sum.merge("reads", (long) connections, Long::sum);
 		return new StatementCounts(sum);
+	}
+
+	/** A count taken on the client ({@link StatementTally}): the total alone, no kinds. */
+	static StatementCounts counted(long statements) {
+		return new StatementCounts(Map.of("questions", statements));
 	}
 
 	/** The statements run between an earlier read and this one, without this read's own. */

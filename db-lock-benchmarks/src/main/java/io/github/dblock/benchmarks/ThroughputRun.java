@@ -17,8 +17,8 @@ import io.github.dblock.benchmarks.contender.LockContender;
  * round rather than on one contender: each round a fresh pool and contender, a warm-up on
  * keys of its own (in the first round until the JIT is quiet, {@link JitWarmUp}; a short one
  * in later rounds), then a
- * measured window bracketed by two reads of the pool's statement counters. Throughput is
- * the median of the rounds'.
+ * measured window bracketed by two reads of the pool's statement counters (on PostgreSQL,
+ * of the client's count, {@link StatementTally}). Throughput is the median of the rounds'.
  */
 final class ThroughputRun {
 
@@ -74,6 +74,13 @@ final class ThroughputRun {
 			}
 			contender.prepareKeys(keys(scenario, prefix, measure));
 			CycleLoop measured = new CycleLoop(contender, scenario.threads, scenario.keys(prefix), 0);
+			if (this.settings.postgresql()) {
+				// no server counter of a session's statements: the client's count, this JVM's only
+				long before = StatementTally.all();
+				Outcome outcome = window(measured, measure);
+				outcome.statements = StatementCounts.counted(StatementTally.all() - before);
+				return outcome;
+			}
 			StatementCounts before = StatementCounts.read(pool, this.settings.poolSize());
 			Outcome outcome = window(measured, measure);
 			outcome.statements = StatementCounts.read(pool, this.settings.poolSize()).since(before);
