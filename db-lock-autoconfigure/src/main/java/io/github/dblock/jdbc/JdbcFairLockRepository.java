@@ -37,7 +37,7 @@ public class JdbcFairLockRepository implements FairLockRepository {
 	private static final int ATTEMPTS = 3;
 
 	/** The most ended tickets ahead one look at the head deletes; the rest at the next. */
-	private static final int MAX_DELETES = 8;
+	private static final int MAX_DELETES = 3;
 
 	private static final Log logger = LogFactory.getLog(JdbcFairLockRepository.class);
 
@@ -117,6 +117,9 @@ public class JdbcFairLockRepository implements FairLockRepository {
 				}));
 			}
 			catch (DataAccessException ex) {
+				if (!this.connections.waitedTooLong(ex)) {
+					throw ex;
+				}
 				logger.debug("Ended ticket " + ended + " of '" + ticket.key() + "' not deleted: " + ex.getMessage());
 				return ended;
 			}

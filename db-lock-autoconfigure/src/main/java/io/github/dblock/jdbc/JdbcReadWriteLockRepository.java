@@ -114,9 +114,19 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 				});
 			}
 			catch (DataAccessException ex) {
+				if (!this.connections.waitedTooLong(ex)) {
+					throw ex;
+				}
 				// the delete waited past the statement timeout for a renewal whose commit stalls: not yet
 				logger.debug("Ended writer of '" + key + "' not deleted: " + ex.getMessage());
-				deleteQuietly(key, owner);
+				try {
+					this.connections.onOwnConnection((jdbc) -> jdbc.update(this.sql.deleteHolder(), key, owner));
+				}
+				catch (DataAccessException withdrawal) {
+					// the reader's row is left: the caller's failure hands it to the clean-up of unknown outcomes
+					ex.addSuppressed(withdrawal);
+					throw ex;
+				}
 				return Optional.empty();
 			}
 		}
@@ -188,7 +198,7 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 				}).orElse(null));
 			}
 			catch (DataAccessException ex) {
-				if (deleted[0]) {
+				if (deleted[0] || !this.connections.waitedTooLong(ex)) {
 					throw ex;
 				}
 				// the delete waited past the statement timeout for a renewal whose commit stalls: not yet

@@ -306,7 +306,7 @@ public class LockConnections {
 	}
 
 	/** Whether a statement failed by its network timeout: its client gave up on it. */
-	private static boolean timedOut(RuntimeException failure) {
+	private static boolean timedOut(Throwable failure) {
 		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
 			if (cause instanceof SocketTimeoutException) {
 				return true;
@@ -436,6 +436,14 @@ public class LockConnections {
 	}
 
 	/** Contention as the dialect's errors tell it, or a duplicate key: an attempt to try again. */
+	/**
+	 * Whether a statement failed by waiting too long: for a lock (contention), past its query
+	 * timeout, or past its network timeout.
+	 */
+	boolean waitedTooLong(DataAccessException ex) {
+		return isContention(ex) || ex instanceof org.springframework.dao.QueryTimeoutException || timedOut(ex);
+	}
+
 	boolean isContention(DataAccessException ex) {
 		return ex instanceof DuplicateKeyException || this.dialect.errors().isContention(ex);
 	}

@@ -5,8 +5,9 @@ package io.github.dblock.jdbc.dialect;
  * {@code <table>_fair_keys}. A ticket is enqueued by one {@code INSERT ... SELECT} that
  * locks the key's row of the keys table ({@code FOR UPDATE}) before it draws the ticket's
  * number, and keeps it until it commits: a key's tickets commit in the order of their
- * numbers, so the lowest valid ticket a reader sees is the head, and no ticket with a lower
- * number appears after it. Numbers come from the lease tokens' sequence, or from
+ * numbers, so no ticket with a lower number appears after a reader saw one. The head is the
+ * lowest ticket if its lease has not ended; an ended ticket ahead is deleted, not passed over
+ * ({@link #deleteEndedAheadSql()}). Numbers come from the lease tokens' sequence, or from
  * {@code AUTO_INCREMENT} where the dialect says so ({@link #ticketIsGeneratedKey()}).
  *
  * @since 0.1.0

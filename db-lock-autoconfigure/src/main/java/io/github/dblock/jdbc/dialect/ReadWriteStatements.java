@@ -24,6 +24,9 @@ import org.jspecify.annotations.Nullable;
  */
 public final class ReadWriteStatements {
 
+	/** The most ended holder rows one attempt deletes: the next attempt deletes more. */
+	private static final int MAX_ENDED = 100;
+
 	private final SqlSyntax dialect;
 
 	private final String holders;
@@ -99,10 +102,12 @@ public final class ReadWriteStatements {
 		String anyWriter = "SELECT 1 FROM " + holders + " w WHERE w.lock_key = ? AND w.kind = 'W'";
 		this.checkReader = "SELECT r.token, r.expires_at, CASE WHEN EXISTS (" + liveIntent + ") OR EXISTS (" + liveWriter
 				+ ") THEN 1 WHEN EXISTS (" + anyWriter + ") THEN 2 ELSE 0 END AS blocked FROM " + holders
-				+ " r WHERE r.lock_key = ? AND r.owner = ?";
+				+ " r WHERE r.lock_key = ? AND r.owner = ? AND r.expires_at > " + now;
 		this.deleteHolder = "DELETE FROM " + holders + " WHERE lock_key = ? AND owner = ?";
-		this.endedHolders = "SELECT owner FROM " + holders + " WHERE lock_key = ? AND expires_at <= " + now;
-		this.endedWriters = this.endedHolders + " AND kind = 'W'";
+		this.endedHolders = "SELECT owner FROM " + holders + " WHERE lock_key = ? AND expires_at <= " + now
+				+ " LIMIT " + MAX_ENDED;
+		this.endedWriters = "SELECT owner FROM " + holders + " WHERE lock_key = ? AND expires_at <= " + now
+				+ " AND kind = 'W' LIMIT " + MAX_ENDED;
 		this.insertIntent = dialect.insertUnlessKeyExists(intents, "lock_key, owner, expires_at",
 				"?, ?, " + dialect.plusMicros(now));
 		this.claimIntent = "UPDATE " + intents + " SET owner = ?, expires_at = " + dialect.plusMicros(now)
@@ -119,7 +124,7 @@ public final class ReadWriteStatements {
 		this.selectHolder = "SELECT token, expires_at FROM " + holders + " WHERE lock_key = ? AND owner = ?";
 		this.drawToken = dialect.drawTokenAfterInsertSql(holders, "");
 		this.drawReaderToken = dialect.drawTokenAfterInsertSql(holders,
-				" AND NOT EXISTS (" + liveIntent + ") AND NOT EXISTS (" + anyWriter + ")");
+				" AND expires_at > " + now + " AND NOT EXISTS (" + liveIntent + ") AND NOT EXISTS (" + anyWriter + ")");
 		this.lockKeySql = dialect.tokenOrderLockSql();
 		this.releaseWriter = dialect.releaseWriterSql(holders, intents);
 		this.releaseHolder = "DELETE FROM " + holders + " WHERE lock_key = ? AND owner = ? AND token = ?";
@@ -157,7 +162,8 @@ public final class ReadWriteStatements {
 	}
 
 	/**
-	 * A holder's token and end, and whether a writer holds or waits ({@code blocked}: 1 if a
+	 * A holder's token and end if its lease has not ended (no row otherwise), and whether a
+	 * writer holds or waits ({@code blocked}: 1 if a
 	 * writer's intent or row is live, else 2 if a writer's row has ended, else 0): key, key,
 	 * key, key, owner.
 	 * @return the SQL
@@ -176,7 +182,7 @@ public final class ReadWriteStatements {
 
 	/**
 	 * The owners of a key's holder rows, readers' and writers', whose leases have ended, by a
-	 * plain read: key. {@link #insertWriter()} counts every row until
+	 * plain read, at most 100: key. {@link #insertWriter()} counts every row until
 	 * {@link #deleteEndedHolders(int)} deletes it.
 	 * @return the SQL
 	 */
@@ -185,7 +191,8 @@ public final class ReadWriteStatements {
 	}
 
 	/**
-	 * The owners of a key's writer rows whose leases have ended, by a plain read: key.
+	 * The owners of a key's writer rows whose leases have ended, by a plain read, at most 100:
+	 * key.
 	 * {@link #checkReader()} and {@link #drawReaderToken()} count every writer row until
 	 * {@link #deleteEndedHolders(int)} deletes it.
 	 * @return the SQL
@@ -261,8 +268,9 @@ public final class ReadWriteStatements {
 	}
 
 	/**
-	 * Draws the token of a reader's committed row that its insert wrote with a placeholder, if no
-	 * writer's intent is live and the key has no writer row, live or ended, and returns its {@code token} and
+	 * Draws the token of a reader's committed row that its insert wrote with a placeholder, if its
+	 * lease has not ended, no writer's intent is live and the key has no writer row, live or
+	 * ended, and returns its {@code token} and
 	 * {@code expires_at} (no row: the reader must withdraw): key, owner, key, key; {@code null} where
 	 * the insert draws it and {@link #checkReader()} checks it.
 	 * @return the SQL
