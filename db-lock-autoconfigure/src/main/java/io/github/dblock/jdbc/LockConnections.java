@@ -435,7 +435,6 @@ public class LockConnections {
 		}
 	}
 
-	/** Contention as the dialect's errors tell it, or a duplicate key: an attempt to try again. */
 	/**
 	 * Whether a statement failed by waiting too long: for a lock (contention), past its query
 	 * timeout, or past its network timeout.
@@ -444,6 +443,7 @@ public class LockConnections {
 		return isContention(ex) || ex instanceof org.springframework.dao.QueryTimeoutException || timedOut(ex);
 	}
 
+	/** Contention as the dialect's errors tell it, or a duplicate key: an attempt to try again. */
 	boolean isContention(DataAccessException ex) {
 		return ex instanceof DuplicateKeyException || this.dialect.errors().isContention(ex);
 	}
