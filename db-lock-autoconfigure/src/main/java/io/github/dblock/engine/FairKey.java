@@ -64,6 +64,14 @@ final class FairKey extends LocalKeys.Entry {
 		}
 	}
 
+	/**
+	 * Another owner's ticket that was ahead left the queue ({@link WakeUps}): the waiter that
+	 * asks the database, if one does, asks again at once.
+	 */
+	synchronized void woken() {
+		wakeFirst();
+	}
+
 	synchronized void wakeAll() {
 		for (FairTicket waiter : this.waiters) {
 			LockSupport.unpark(waiter.thread);

@@ -30,15 +30,18 @@ import org.springframework.dao.DataAccessException;
  * head, with {@link Backoff} (starting short again whenever the head has changed), and
  * only while no thread of this JVM holds the key; the other threads of this JVM wait
  * locally ({@link FairKey}), woken when they become the earliest. So the statements that
- * waiting sends grow with the JVMs waiting, not with their threads.</li>
+ * waiting sends grow with the JVMs waiting, not with their threads. Where the database
+ * tells releases ({@link WakeUps}, PostgreSQL), the earliest waiter asks again as soon as
+ * the ticket at the head of its key's queue leaves it, instead of at the end of its
+ * pause.</li>
  * <li>A ticket has a lease, renewed while it waits (and while it is held, if the request's
  * lease is renewed), by one statement per lease length for all the tickets of this JVM
  * that are due ({@link FairRenewal}): a waiter or holder that dies leaves the queue when
  * its lease ends; one that gives up (its wait ran out, or it was interrupted) deletes its
  * ticket at once.</li>
  * <li>The release deletes the ticket (owner and number checked) and returns once it is
- * committed; the next waiter of this JVM then asks at once, one of another JVM at its next
- * attempt.</li>
+ * committed; the next waiter of this JVM then asks at once, one of another JVM when told
+ * of the release, or at its next attempt.</li>
  * <li>A thread that holds a key takes it again with no statement.</li>
  * <li>A ticket whose last handle is closed inside a transaction is released when the
  * transaction completes, as in the lease mode ({@link CountedHold}).</li>
@@ -62,11 +65,21 @@ final class FairStrategy extends AbstractLockStrategy {
 
 	private final FairRenewal renewal;
 
+	private final WakeUps wakeUps;
+
 	/** The tickets that failed enqueues may have written. */
 	private final Orphans orphans;
 
-	FairStrategy(FairLockRepository queue, LockEngineSettings settings, Events events, LockScheduler scheduler) {
+	/**
+	 * Creates the fair mode.
+	 * @param wakeUps what wakes the earliest waiter of a key whose head left the queue; the
+	 * engine closes it
+	 */
+	FairStrategy(FairLockRepository queue, LockEngineSettings settings, Events events, LockScheduler scheduler,
+			WakeUps wakeUps) {
 		this.queue = queue;
+		this.wakeUps = wakeUps;
+		wakeUps.onRelease(this::woken);
 		this.orphans = new Orphans("tickets", queue::abandonAll, scheduler);
 		this.settings = settings;
 		this.events = events;
@@ -194,6 +207,8 @@ final class FairStrategy extends AbstractLockStrategy {
 						lastHead = head;
 					}
 					pause = this.settings.backoff().delayNanos(attempt);
+					// told when the head leaves: an unpark from then on ends the pause
+					this.wakeUps.refused();
 				}
 				else {
 					// woken when it becomes this JVM's earliest waiter
@@ -288,6 +303,19 @@ final class FairStrategy extends AbstractLockStrategy {
 			ticket.localDeadline = sentAt + request.lease().toNanos();
 		}
 		return extended;
+	}
+
+	/**
+	 * The ticket at the head of a key's queue left it with tickets behind it, told by the
+	 * database ({@link WakeUps}): this JVM's earliest waiter, if it asks the database, asks
+	 * again at once.
+	 * @param key the key
+	 */
+	private void woken(String key) {
+		FairKey local = this.keys.find(key);
+		if (local != null) {
+			local.woken();
+		}
 	}
 
 	/** Gives a waiting ticket up: deleted from the queue, then the next local waiter is woken. */

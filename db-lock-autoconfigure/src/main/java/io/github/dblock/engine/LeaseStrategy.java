@@ -292,7 +292,6 @@ final class LeaseStrategy extends AbstractLockStrategy {
 
 	@Override
 	protected void stop() {
-		this.wakeUps.close();
 		this.watchdog.close();
 		this.mode.close();
 	}

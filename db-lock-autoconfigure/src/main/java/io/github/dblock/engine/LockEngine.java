@@ -43,6 +43,9 @@ public final class LockEngine implements AutoCloseable {
 
 	private final LeaseStrategy lease;
 
+	/** The lease and fair modes' wake-ups (PostgreSQL), closed once every mode has shut down. */
+	private final WakeUps wakeUps;
+
 	private final @Nullable TransactionStrategy transactions;
 
 	private final Events events = new Events();
@@ -74,8 +77,8 @@ public final class LockEngine implements AutoCloseable {
 	public LockEngine(LockRepository repository, @Nullable ConnectionLockRepository connectionLocks,
 			LockEngineSettings settings) {
 		this.repository = repository;
-		this.lease = new LeaseStrategy(repository, settings, this.events, this.scheduler,
-				WakeUps.of(repository, this.scheduler));
+		this.wakeUps = WakeUps.of(repository, this.scheduler);
+		this.lease = new LeaseStrategy(repository, settings, this.events, this.scheduler, this.wakeUps);
 		this.transactions = (connectionLocks != null)
 				? new TransactionStrategy(connectionLocks, settings.backoff(), this.events) : null;
 		add(this.lease);
@@ -85,7 +88,9 @@ public final class LockEngine implements AutoCloseable {
 		add(repository.readWriteLocks()
 			.map((locks) -> new ReadWriteStrategy(locks, settings, this.events, this.scheduler))
 			.orElse(null));
-		add(repository.fairQueue().map((queue) -> new FairStrategy(queue, settings, this.events, this.scheduler)).orElse(null));
+		add(repository.fairQueue()
+			.map((queue) -> new FairStrategy(queue, settings, this.events, this.scheduler, this.wakeUps))
+			.orElse(null));
 		add(new SemaphoreStrategy(repository, settings, this.events, this.scheduler));
 	}
 
@@ -425,6 +430,7 @@ public final class LockEngine implements AutoCloseable {
 				failure = ex;
 			}
 		}
+		this.wakeUps.close();
 		this.scheduler.shutdown();
 		if (failure != null) {
 			throw failure;

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -19,12 +20,13 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The wake-ups of this JVM's lease-mode waiters by the releases of other owners
- * ({@link ReleaseFeed}, PostgreSQL): while a waiter of this JVM was refused less than
- * {@link #IDLE_NANOS} ago, one task of the engine's scheduler ({@code db-lock-wake-ups-N})
- * listens on the feed, on a connection of its own, and hands each key told to the mode,
- * which wakes the thread that polls for it. The first refusal starts the task; a minute
- * with none ends it and gives its connection back.
+ * The wake-ups of this JVM's waiters by the releases of other owners ({@link ReleaseFeed},
+ * PostgreSQL), one per engine, shared by the lease and fair modes: while a waiter of this
+ * JVM was refused less than {@link #IDLE_NANOS} ago, one task of the engine's scheduler
+ * ({@code db-lock-wake-ups-N}) listens on the feed, on a connection of its own, and hands
+ * each key told to every mode, each of which wakes the thread that polls for it if it has
+ * one. The first refusal starts the task; a minute with none ends it and gives its
+ * connection back. The engine closes it once every mode has shut down.
  * <p>
  * A wake-up only brings an attempt forward: every decision is still the attempt's. A feed
  * that fails is logged at WARN once (and at INFO when it is back), and taken again after
@@ -58,8 +60,8 @@ final class WakeUps {
 
 	private final AtomicBoolean listening = new AtomicBoolean();
 
-	private volatile Consumer<String> woken = (key) -> {
-	};
+	/** The modes' consumers of the keys told. */
+	private final List<Consumer<String>> woken = new CopyOnWriteArrayList<>();
 
 	/** {@link System#nanoTime()} of the last refusal of a waiter. */
 	private volatile long refusedAt;
@@ -99,13 +101,14 @@ final class WakeUps {
 	}
 
 	/**
-	 * Tells whom to hand the keys told: called once, before the first {@link #refused()};
-	 * ignored by {@link #NONE}.
-	 * @param woken given each key told, on the listening task's thread; must not block
+	 * Adds a mode to hand the keys told to: called once per mode, before its first
+	 * {@link #refused()}; ignored by {@link #NONE}.
+	 * @param woken given each key told, on the listening task's thread, whether or not
+	 * the mode waits for it; must not block
 	 */
 	void onRelease(Consumer<String> woken) {
 		if (this.feed != null) {
-			this.woken = woken;
+			this.woken.add(woken);
 		}
 	}
 
@@ -203,7 +206,9 @@ final class WakeUps {
 					failing = false;
 				}
 				for (String key : keys) {
-					this.woken.accept(key);
+					for (Consumer<String> mode : this.woken) {
+						mode.accept(key);
+					}
 				}
 			}
 		}

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.DbLockException;
+import io.github.dblock.DbLockMode;
 import io.github.dblock.LockHandle;
 import io.github.dblock.LockRequest;
 import io.github.dblock.jdbc.JdbcLockRepository;
@@ -35,9 +36,10 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The wake-ups of lease-mode waiters on PostgreSQL ({@link WakeUps}, migration V11's
- * trigger): two engines over one table play two nodes, the waiter's with a back-off longer
- * than its wait, so that it takes the key only if the other's release wakes it. Each node's
+ * The wake-ups of lease-mode and fair-mode waiters on PostgreSQL ({@link WakeUps},
+ * migrations V11's and V12's triggers): two engines over one table play two nodes, the
+ * waiter's with a back-off longer than its wait, so that it takes the key only if the
+ * other's release wakes it. Each node's
  * connections carry an application name of their own, by which the test sees its listening
  * session in {@code pg_stat_activity}.
  */
@@ -50,6 +52,8 @@ class PostgreSqlWakeUpTests {
 	private static final Backoff NEVER_AGAIN = new Backoff(Duration.ofMinutes(10), Duration.ofMinutes(10));
 
 	private static final Duration LEASE = Duration.ofSeconds(30);
+
+	private static final String FAIR_QUEUE = TestDatabase.TABLE + "_fair_queue";
 
 	/**
 	 * A wait that ends long after the test's {@code get(30 s)}: a waiter that is not woken
@@ -90,6 +94,7 @@ class PostgreSqlWakeUpTests {
 	@BeforeEach
 	void createEngines() {
 		this.jdbc.update("DELETE FROM " + TestDatabase.TABLE);
+		this.jdbc.update("DELETE FROM " + FAIR_QUEUE);
 		this.holder = new LockEngine(new JdbcLockRepository(this.holderPool, dialect()), LockEngineSettings.of(NEVER_AGAIN));
 		this.waiterRepository = new JdbcLockRepository(this.waiterPool, dialect());
 		this.waiter = new LockEngine(this.waiterRepository, LockEngineSettings.of(NEVER_AGAIN));
@@ -112,6 +117,54 @@ class PostgreSqlWakeUpTests {
 			assertThat(taken.fencingToken()).isGreaterThan(held.fencingToken());
 		}
 		assertThat(listener).isPositive();
+	}
+
+	@Test
+	void aFairWaiterOfAnotherNodeTakesTheKeyWhenTheHeadLeavesNotAtTheEndOfItsBackOff() throws Exception {
+		LockHandle held = this.holder.acquire(fair("fair-released", Duration.ZERO));
+		CompletableFuture<LockHandle> waiting = CompletableFuture
+			.supplyAsync(() -> this.waiter.acquire(fair("fair-released", UNTIL_WOKEN)), this.threads);
+		// its ticket is behind the holder's, and it has asked once: listening from then on
+		await().atMost(Duration.ofSeconds(20)).until(() -> tickets("fair-released") == 2);
+		listeningSession();
+		held.close();
+		try (LockHandle taken = waiting.get(30, TimeUnit.SECONDS)) {
+			assertThat(taken.isHeld()).isTrue();
+			assertThat(taken.fencingToken()).isGreaterThan(held.fencingToken());
+		}
+	}
+
+	@Test
+	void theFairTriggerNotifiesCommittedDeletesOfAHeadWithTicketsBehindAlone() throws Exception {
+		try (HikariDataSource listenerPool = pool("db-lock-wake-raw"); Connection listening = listenerPool.getConnection()) {
+			try (Statement statement = listening.createStatement()) {
+				statement.execute("LISTEN " + CHANNEL);
+			}
+			enqueue("alone", 1);
+			enqueue("behind", 2);
+			enqueue("behind", 3);
+			enqueue("rolled-back", 4);
+			enqueue("rolled-back", 5);
+			enqueue("head-left", 6);
+			enqueue("head-left", 7);
+			// nothing behind it; not the head; a head whose delete rolls back
+			this.jdbc.update("DELETE FROM " + FAIR_QUEUE + " WHERE ticket = 1");
+			this.jdbc.update("DELETE FROM " + FAIR_QUEUE + " WHERE ticket = 3");
+			try (Connection transaction = this.holderPool.getConnection()) {
+				transaction.setAutoCommit(false);
+				try (Statement statement = transaction.createStatement()) {
+					statement.executeUpdate("DELETE FROM " + FAIR_QUEUE + " WHERE ticket = 4");
+				}
+				transaction.rollback();
+				transaction.setAutoCommit(true);
+			}
+			this.jdbc.update("DELETE FROM " + FAIR_QUEUE + " WHERE ticket = 6");
+			// notifications arrive in commit order: one for 'head-left' and none before it
+			assertThat(told(listening)).containsExactly(TestDatabase.TABLE + ":head-left");
+			try (Statement statement = listening.createStatement()) {
+				statement.execute("UNLISTEN " + CHANNEL);
+			}
+		}
 	}
 
 	@Test
@@ -208,22 +261,36 @@ class PostgreSqlWakeUpTests {
 			}
 			this.jdbc.update("DELETE FROM " + TestDatabase.TABLE + " WHERE lock_key = 'wanted'");
 			// notifications arrive in commit order: one for 'wanted' and none before it
-			List<String> told = new ArrayList<>();
-			PGConnection pg = listening.unwrap(PGConnection.class);
-			await().atMost(Duration.ofSeconds(20)).until(() -> {
-				PGNotification[] notifications = pg.getNotifications(100);
-				if (notifications != null) {
-					for (PGNotification notification : notifications) {
-						told.add(notification.getName() + ":" + notification.getParameter());
-					}
-				}
-				return !told.isEmpty();
-			});
-			assertThat(told).containsExactly(TestDatabase.TABLE + ":wanted");
+			assertThat(told(listening)).containsExactly(TestDatabase.TABLE + ":wanted");
 			try (Statement statement = listening.createStatement()) {
 				statement.execute("UNLISTEN " + CHANNEL);
 			}
 		}
+	}
+
+	/** The notifications the listening connection has, once it has one. */
+	private static List<String> told(Connection listening) throws Exception {
+		List<String> told = new ArrayList<>();
+		PGConnection pg = listening.unwrap(PGConnection.class);
+		await().atMost(Duration.ofSeconds(20)).until(() -> {
+			PGNotification[] notifications = pg.getNotifications(100);
+			if (notifications != null) {
+				for (PGNotification notification : notifications) {
+					told.add(notification.getName() + ":" + notification.getParameter());
+				}
+			}
+			return !told.isEmpty();
+		});
+		return told;
+	}
+
+	private void enqueue(String key, long ticket) {
+		this.jdbc.update("INSERT INTO " + FAIR_QUEUE + " (ticket, lock_key, owner, expires_at)"
+				+ " VALUES (?, ?, 'test', clock_timestamp() + interval '1 minute')", ticket, key);
+	}
+
+	private int tickets(String key) {
+		return this.jdbc.queryForObject("SELECT count(*) FROM " + FAIR_QUEUE + " WHERE lock_key = ?", Integer.class, key);
 	}
 
 	private void insert(String key, boolean wanted) {
@@ -259,6 +326,10 @@ class PostgreSqlWakeUpTests {
 
 	private static LockRequest request(String key, Duration wait) {
 		return new LockRequest(key, wait, LEASE, true, Duration.ZERO);
+	}
+
+	private static LockRequest fair(String key, Duration wait) {
+		return new LockRequest(key, wait, LEASE, true, Duration.ZERO, DbLockMode.FAIR);
 	}
 
 	private io.github.dblock.jdbc.dialect.SqlDialect dialect() {

@@ -1,0 +1,23 @@
+-- Wake-ups for the fair mode: when the ticket at the head of a key's queue is deleted
+-- (released, given up, or deleted as ended by a waiter or the reaper) while tickets wait
+-- behind it, the deleting transaction notifies the channel named after the lock table with
+-- the key, as V11's trigger does for the lease mode; PostgreSQL delivers it when that
+-- transaction commits, and not if it rolls back. A node whose earliest waiter for the key
+-- listens asks again at once instead of at its next back-off. A ticket deleted with none
+-- behind it (every uncontended release) or with one still ahead of it notifies nothing: no
+-- notification, no commit-time lock of the notification queue. A notification is a hint:
+-- the waiter's own look at the head decides.
+CREATE OR REPLACE FUNCTION ${table}_fair_wake_waiters() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM ${table}_fair_queue WHERE lock_key = OLD.lock_key AND ticket > OLD.ticket)
+            AND NOT EXISTS (SELECT 1 FROM ${table}_fair_queue WHERE lock_key = OLD.lock_key AND ticket < OLD.ticket) THEN
+        PERFORM pg_notify('${table}', OLD.lock_key);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+DROP TRIGGER IF EXISTS ${table}_fair_wake_waiters ON ${table}_fair_queue;
+
+CREATE TRIGGER ${table}_fair_wake_waiters AFTER DELETE ON ${table}_fair_queue
+    FOR EACH ROW EXECUTE FUNCTION ${table}_fair_wake_waiters();
