@@ -43,8 +43,36 @@ final class FairKey extends LocalKeys.Entry {
 		this.holder = ticket;
 	}
 
-	/** Takes a waiter out; if it was the one asking, the next one asks now. */
+	/** The earliest waiter, if this ticket holds the key and one waits. */
+	synchronized @Nullable FairTicket earliestWaiter(FairTicket holder) {
+		return (this.holder == holder && !this.waiters.isEmpty()) ? this.waiters.first() : null;
+	}
+
+	/**
+	 * Makes the earliest waiter the holder in place of the one that releases, if they still
+	 * are, and wakes its thread, which takes the key ({@code holder == ticket}).
+	 * @return whether it was handed on
+	 */
+	synchronized boolean handOn(FairTicket from, FairTicket to) {
+		if (this.holder != from || this.waiters.isEmpty() || this.waiters.first() != to) {
+			return false;
+		}
+		this.waiters.remove(to);
+		this.holder = to;
+		LockSupport.unpark(to.thread);
+		return true;
+	}
+
+	/**
+	 * Takes a waiter out; if it was the one asking, the next one asks now. One that was
+	 * handed the key and gives it up before it took it leaves it to the next one too.
+	 */
 	synchronized void remove(FairTicket ticket) {
+		if (this.holder == ticket) {
+			this.holder = null;
+			wakeFirst();
+			return;
+		}
 		boolean first = !this.waiters.isEmpty() && this.waiters.first() == ticket;
 		if (this.waiters.remove(ticket) && first) {
 			wakeFirst();

@@ -187,6 +187,15 @@ final class FairStrategy extends AbstractLockStrategy {
 					attempt = 0;
 				}
 				long pause;
+				if (local.holder == ticket) {
+					// handed on by this JVM's previous holder: its ticket is the next in the queue
+					if (hold(ticket, request, local)) {
+						holding = true;
+						return ticket;
+					}
+					ticket.lost("its lease ended before it could hold the key", false);
+					continue;
+				}
 				if (local.isPoller(ticket)) {
 					long head = head(ticket);
 					if (head == ticket.ticket.number()) {
@@ -281,6 +290,7 @@ final class FairStrategy extends AbstractLockStrategy {
 		}
 		ticket.startedAt = System.nanoTime();
 		local.promote(ticket);
+		ticket.holding = true;
 		this.events.holdStarted(ticket.ticket.key(), DbLockMode.FAIR, ticket.ticket.owner(), ticket.ticket.number());
 		return true;
 	}
@@ -372,13 +382,14 @@ final class FairStrategy extends AbstractLockStrategy {
 		held.endedBeforeRelease();
 		held.ended = true;
 		this.renewal.unwatch(held);
+		handOn(held, local);
 		RuntimeException failure = null;
 		try {
 			if (!this.queue.leave(held.ticket)) {
 				held.lost("its ticket was gone when it was released", true);
 			}
 			else if (held.lostAt == null) {
-				this.events.holdEnded(held.ticket.key(), DbLockMode.FAIR, held.ticket.owner(), false);
+				held.holdEnded(false);
 			}
 		}
 		catch (RuntimeException ex) {
@@ -391,6 +402,39 @@ final class FairStrategy extends AbstractLockStrategy {
 			this.events.released(held.ticket.key(), DbLockMode.FAIR, System.nanoTime() - held.startedAt);
 		}
 		return failure;
+	}
+
+	/**
+	 * Passes the key to this JVM's earliest waiter if its ticket is the next one in the
+	 * queue (one read), before the released ticket is deleted: it holds from now on, with
+	 * no statement of its own, while the delete runs. No other ticket can be the head
+	 * meanwhile: the released ticket is still ahead of every other, and the waiter's ahead
+	 * of every other but it; none can come between them, since a key's tickets commit in
+	 * the order of their numbers and the waiter's committed before the read. Otherwise (no
+	 * such waiter, another ticket between them, a read that failed) the key is passed on
+	 * once the delete has committed, as the head is asked for.
+	 */
+	private void handOn(FairTicket held, FairKey local) {
+		FairTicket next = local.earliestWaiter(held);
+		if (next == null || !next.isValid() || isClosed()) {
+			return;
+		}
+		long following;
+		try {
+			following = this.queue.following(held.ticket);
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Could not read the ticket after " + held.ticket.number() + " of fair lock '"
+					+ held.ticket.key() + "'; it asks for its turn", ex);
+			return;
+		}
+		if (following == next.ticket.number()) {
+			if (held.lostAt == null) {
+				// told before the next hold starts
+				held.holdEnded(false);
+			}
+			local.handOn(held, next);
+		}
 	}
 
 	@Override

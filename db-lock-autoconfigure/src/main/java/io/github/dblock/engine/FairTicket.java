@@ -57,6 +57,12 @@ final class FairTicket extends CountedHold {
 
 	volatile boolean done;
 
+	/** Set once it holds the key: a loss is then its holder's (an ERROR), not a waiter's. */
+	volatile boolean holding;
+
+	/** Set once the end of its hold has been told ({@link Events#holdEnded}). */
+	private final AtomicBoolean endTold = new AtomicBoolean();
+
 	final AtomicBoolean released = new AtomicBoolean();
 
 	FairTicket(FairKey local, Ticket ticket, LockRequest request, long sentAt, long renewalPeriod, Events events,
@@ -90,11 +96,11 @@ final class FairTicket extends CountedHold {
 			}
 			this.lostAt = now;
 		}
-		if (this.local.holder == this) {
+		if (this.holding) {
 			logger.error("Lost fair lock '" + this.ticket.key() + "' (owner " + this.ticket.owner() + ", ticket "
 					+ this.ticket.number() + ") at " + now + ": " + why + "; another owner may hold it now");
 			this.events.lost(this.ticket.key(), DbLockMode.FAIR);
-			this.events.holdEnded(this.ticket.key(), DbLockMode.FAIR, this.ticket.owner(), true);
+			holdEnded(true);
 		}
 		else {
 			logger.warn("A waiter for fair lock '" + this.ticket.key() + "' (ticket " + this.ticket.number()
@@ -113,9 +119,16 @@ final class FairTicket extends CountedHold {
 			this.lostAt = end;
 		}
 		this.events.lost(this.ticket.key(), DbLockMode.FAIR);
-		this.events.holdEnded(this.ticket.key(), DbLockMode.FAIR, this.ticket.owner(), true);
+		holdEnded(true);
 		logger.warn("Fair lock '" + this.ticket.key() + "' was released after its lease ended on the local clock (at "
 				+ end + "): another owner may have held it meanwhile");
+	}
+
+	/** Tells the end of its hold, once. */
+	void holdEnded(boolean lost) {
+		if (this.endTold.compareAndSet(false, true)) {
+			this.events.holdEnded(this.ticket.key(), DbLockMode.FAIR, this.ticket.owner(), lost);
+		}
 	}
 
 	@Override

@@ -45,6 +45,16 @@ public interface FairLockRepository {
 	long head(Ticket ticket);
 
 	/**
+	 * The first ticket after this one in its key's queue, ended or not. A ticket enqueued
+	 * before this call returns is seen if it is still in the queue, and so is every ticket
+	 * with a lower number than it: a key's tickets commit in the order of their numbers.
+	 * @param ticket the ticket, in the queue or not
+	 * @return the next ticket's number, or 0 if there is none
+	 * @throws org.springframework.dao.DataAccessException if the database failed
+	 */
+	long following(Ticket ticket);
+
+	/**
 	 * Extends tickets whose lease has not ended to {@code lease} from the database's now, in
 	 * as few statements as the database allows.
 	 * @param tickets the tickets, distinct

@@ -138,6 +138,15 @@ public class JdbcFairLockRepository implements FairLockRepository {
 		return rows.isEmpty() ? new long[] { 0, 0 } : rows.get(0);
 	}
 
+	@Override
+	public long following(Ticket ticket) {
+		return retrying(() -> this.connections.onOwnConnection((jdbc) -> jdbc
+			.queryForList(this.sql.followingSql(), Long.class, ticket.key(), ticket.number())
+			.stream()
+			.findFirst()
+			.orElse(0L)));
+	}
+
 	/** One statement for all when every ticket is renewed; each alone after it otherwise. */
 	@Override
 	public List<Boolean> renewAll(List<Ticket> tickets, Duration lease) {

@@ -930,6 +930,12 @@ abstract class FairModeContractTests {
 			}
 
 			@Override
+			public long following(Ticket ticket) {
+				CountingRepository.this.statements.incrementAndGet();
+				return this.delegate.following(ticket);
+			}
+
+			@Override
 			public List<Boolean> renewAll(List<Ticket> tickets, Duration lease) {
 				CountingRepository.this.statements.incrementAndGet();
 				CountingRepository.this.largestRenewal.accumulateAndGet(tickets.size(), Math::max);

@@ -28,6 +28,8 @@ public final class FairQueueStatements {
 
 	private final String deleteEndedAheadSql;
 
+	private final String followingSql;
+
 	private final String renewSql;
 
 	private final String leaveSql;
@@ -53,6 +55,8 @@ public final class FairQueueStatements {
 		// by its primary key: a range on the key's index, or MySQL's choice of the expiry index, would lock more
 		this.deleteEndedAheadSql = "DELETE FROM %s WHERE ticket = ? AND lock_key = ? AND expires_at <= %s"
 			.formatted(this.queue, dialect.now());
+		this.followingSql = "SELECT ticket FROM %s WHERE lock_key = ? AND ticket > ? ORDER BY ticket LIMIT 1"
+			.formatted(this.queue);
 		this.renewSql = "UPDATE %s SET expires_at = %s WHERE ticket = ? AND owner = ? AND expires_at > %s"
 			.formatted(this.queue, lease, dialect.now());
 		this.leaveSql = "DELETE FROM " + this.queue + " WHERE ticket = ? AND owner = ? AND lock_key = ?";
@@ -124,6 +128,14 @@ public final class FairQueueStatements {
 	 */
 	public String deleteEndedAheadSql() {
 		return this.deleteEndedAheadSql;
+	}
+
+	/**
+	 * The first ticket of a key after a number, ended or not: key, number.
+	 * @return the SQL
+	 */
+	public String followingSql() {
+		return this.followingSql;
 	}
 
 	/**
