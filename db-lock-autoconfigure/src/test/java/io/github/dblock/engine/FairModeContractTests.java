@@ -166,6 +166,54 @@ abstract class FairModeContractTests {
 	}
 
 	@Test
+	void aLocalWaiterWhoseTicketIsNextTakesTheKeyWithoutAskingForItsTurn() throws Exception {
+		LockHandle held = this.nodeA.acquire(request("handed-on", Duration.ZERO));
+		ExecutorService pool = Executors.newSingleThreadExecutor();
+		try {
+			Future<LockHandle> next = pool.submit(() -> this.nodeA.acquire(request("handed-on", LONG_WAIT)));
+			awaitQueued("handed-on", 2);
+			long nextTicket = this.jdbc.queryForObject("SELECT MAX(ticket) FROM " + QUEUE + " WHERE lock_key = ?",
+					Long.class, "handed-on");
+			held.close();
+			try (LockHandle taken = next.get(1, TimeUnit.MINUTES)) {
+				assertThat(taken.isHeld()).isTrue();
+				assertThat(taken.fencingToken()).isEqualTo(nextTicket);
+				// handed on by the release, which read that no ticket came between them
+				assertThat(this.leases.asked).doesNotContain(nextTicket);
+				assertThat(queued("handed-on")).isOne();
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+	}
+
+	@Test
+	void aLocalWaiterBehindAnotherEnginesTicketIsNotHandedTheKey() throws Exception {
+		String key = "not-handed-on";
+		LockHandle held = this.nodeA.acquire(request(key, Duration.ZERO));
+		ExecutorService pool = Executors.newFixedThreadPool(2);
+		try {
+			Future<LockHandle> remote = pool.submit(() -> this.nodeB.acquire(request(key, LONG_WAIT)));
+			awaitQueued(key, 2);
+			Future<LockHandle> local = pool.submit(() -> this.nodeA.acquire(request(key, LONG_WAIT)));
+			awaitQueued(key, 3);
+			held.close();
+			try (LockHandle first = remote.get(1, TimeUnit.MINUTES)) {
+				assertThat(first.isHeld()).isTrue();
+				// handed on at the release, it would have held before the other engine's waiter asked
+				assertThat(local).isNotDone();
+			}
+			try (LockHandle second = local.get(1, TimeUnit.MINUTES)) {
+				assertThat(second.isHeld()).isTrue();
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+	}
+
+	@Test
 	void waitersOfTwoEnginesAndManyThreadsAreServedInArrivalOrder() throws Exception {
 		String key = "fair-order";
 		int waiters = 10;
