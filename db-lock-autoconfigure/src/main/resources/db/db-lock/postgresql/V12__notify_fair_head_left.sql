@@ -6,8 +6,10 @@
 -- listens asks again at once instead of at its next back-off. A ticket deleted with none
 -- behind it (every uncontended release) or with one still ahead of it notifies nothing: no
 -- notification, no commit-time lock of the notification queue. A notification is a hint:
--- the waiter's own look at the head decides.
-CREATE OR REPLACE FUNCTION ${table}_fair_wake_waiters() RETURNS trigger LANGUAGE plpgsql AS $$
+-- the waiter's own look at the head decides. The function reads the queue by the name it has
+-- at this migration (its search_path is fixed here), whatever the deleting session's is.
+CREATE OR REPLACE FUNCTION ${table}_fair_wake_waiters() RETURNS trigger LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS $$
 BEGIN
     IF EXISTS (SELECT 1 FROM ${table}_fair_queue WHERE lock_key = OLD.lock_key AND ticket > OLD.ticket)
             AND NOT EXISTS (SELECT 1 FROM ${table}_fair_queue WHERE lock_key = OLD.lock_key AND ticket < OLD.ticket) THEN

@@ -540,8 +540,9 @@ public class DbLockProperties {
 	public static class WakeUps {
 
 		/**
-		 * Whether, on PostgreSQL, a lease-mode waiter asks again as soon as another instance
-		 * releases or cedes the key it waits for, told by the database (LISTEN/NOTIFY on a
+		 * Whether, on PostgreSQL, a lease-mode or fair-mode waiter asks again as soon as
+		 * another instance releases or cedes the key it waits for (fair: the ticket ahead of
+		 * it leaves the queue), told by the database (LISTEN/NOTIFY on a
 		 * connection held while this instance's waiters were refused in the last minute; one
 		 * more connection in db-lock's own pool), instead of at the end of its back-off. Off,
 		 * or on other databases, waiters poll with the back-off alone.

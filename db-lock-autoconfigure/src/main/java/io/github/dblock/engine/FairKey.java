@@ -79,9 +79,17 @@ final class FairKey extends LocalKeys.Entry {
 		}
 	}
 
-	synchronized void released(FairTicket ticket) {
+	/**
+	 * The holder's ticket was deleted: the next waiter asks, unless the key was handed on;
+	 * if it was, and the waiter gave it up before it took it, the next waiter asks now that
+	 * the released ticket is gone.
+	 */
+	synchronized void released(FairTicket ticket, boolean handedOn) {
 		if (this.holder == ticket) {
 			this.holder = null;
+			wakeFirst();
+		}
+		else if (handedOn) {
 			wakeFirst();
 		}
 	}

@@ -176,7 +176,20 @@ final class FairStrategy extends AbstractLockStrategy {
 			long lastHead = 0;
 			boolean first = true;
 			for (int attempt = 0;; attempt++) {
-				if (isClosed() || (!first && deadline - System.nanoTime() <= 0)) {
+				if (isClosed()) {
+					return null;
+				}
+				if (local.holder == ticket && ticket.lostAt == null) {
+					// handed on by this JVM's previous holder (its ticket is the next in the queue),
+					// taken even if the wait has just run out
+					if (hold(ticket, request, local)) {
+						holding = true;
+						return ticket;
+					}
+					ticket.lost("its lease ended before it could hold the key", false);
+					continue;
+				}
+				if (!first && deadline - System.nanoTime() <= 0) {
 					return null;
 				}
 				first = false;
@@ -187,15 +200,6 @@ final class FairStrategy extends AbstractLockStrategy {
 					attempt = 0;
 				}
 				long pause;
-				if (local.holder == ticket) {
-					// handed on by this JVM's previous holder: its ticket is the next in the queue
-					if (hold(ticket, request, local)) {
-						holding = true;
-						return ticket;
-					}
-					ticket.lost("its lease ended before it could hold the key", false);
-					continue;
-				}
 				if (local.isPoller(ticket)) {
 					long head = head(ticket);
 					if (head == ticket.ticket.number()) {
@@ -382,11 +386,18 @@ final class FairStrategy extends AbstractLockStrategy {
 		held.endedBeforeRelease();
 		held.ended = true;
 		this.renewal.unwatch(held);
-		handOn(held, local);
+		boolean handedOn = handOn(held, local);
 		RuntimeException failure = null;
 		try {
 			if (!this.queue.leave(held.ticket)) {
-				held.lost("its ticket was gone when it was released", true);
+				if (handedOn) {
+					// held until the read before the hand-on; deleted since as ended
+					logger.debug("The ticket " + held.ticket.number() + " of fair lock '" + held.ticket.key()
+							+ "' was gone when its delete ran, after it was handed on");
+				}
+				else {
+					held.lost("its ticket was gone when it was released", true);
+				}
 			}
 			else if (held.lostAt == null) {
 				held.holdEnded(false);
@@ -397,7 +408,7 @@ final class FairStrategy extends AbstractLockStrategy {
 		}
 		finally {
 			held.done = true;
-			local.released(held);
+			local.released(held, handedOn);
 			this.keys.exit(local);
 			this.events.released(held.ticket.key(), DbLockMode.FAIR, System.nanoTime() - held.startedAt);
 		}
@@ -406,18 +417,23 @@ final class FairStrategy extends AbstractLockStrategy {
 
 	/**
 	 * Passes the key to this JVM's earliest waiter if its ticket is the next one in the
-	 * queue (one read), before the released ticket is deleted: it holds from now on, with
-	 * no statement of its own, while the delete runs. No other ticket can be the head
-	 * meanwhile: the released ticket is still ahead of every other, and the waiter's ahead
-	 * of every other but it; none can come between them, since a key's tickets commit in
-	 * the order of their numbers and the waiter's committed before the read. Otherwise (no
-	 * such waiter, another ticket between them, a read that failed) the key is passed on
+	 * queue, before the released ticket is deleted: it holds from now on, with no statement
+	 * of its own, while the delete runs. One read tells that the released ticket is still
+	 * in the queue with its lease valid by the database's clock (so it was held until
+	 * then: no one passes a ticket without deleting it) and that the waiter's comes next. No
+	 * other ticket can be the head meanwhile: the released ticket is ahead of every other,
+	 * and the waiter's ahead of every other but it; none can come between them, since a
+	 * key's tickets commit in the order of their numbers and the waiter's committed before
+	 * the read. Otherwise (no such waiter, a released ticket that was lost, or gone or ended
+	 * by the read, another ticket between them, a read that failed) the key is passed on
 	 * once the delete has committed, as the head is asked for.
+	 * @return whether the read found the released ticket held until then and the waiter's
+	 * next, and the key was handed on unless the waiter had just left
 	 */
-	private void handOn(FairTicket held, FairKey local) {
+	private boolean handOn(FairTicket held, FairKey local) {
 		FairTicket next = local.earliestWaiter(held);
-		if (next == null || !next.isValid() || isClosed()) {
-			return;
+		if (next == null || held.lostAt != null || !next.isValid() || isClosed()) {
+			return false;
 		}
 		long following;
 		try {
@@ -426,15 +442,15 @@ final class FairStrategy extends AbstractLockStrategy {
 		catch (RuntimeException ex) {
 			logger.debug("Could not read the ticket after " + held.ticket.number() + " of fair lock '"
 					+ held.ticket.key() + "'; it asks for its turn", ex);
-			return;
+			return false;
 		}
-		if (following == next.ticket.number()) {
-			if (held.lostAt == null) {
-				// told before the next hold starts
-				held.holdEnded(false);
-			}
-			local.handOn(held, next);
+		if (following != next.ticket.number()) {
+			return false;
 		}
+		// held until the read: its end is told before the next hold starts
+		held.holdEnded(false);
+		local.handOn(held, next);
+		return true;
 	}
 
 	@Override
@@ -446,7 +462,7 @@ final class FairStrategy extends AbstractLockStrategy {
 	public void held(List<HeldKey> held, long now) {
 		for (FairKey local : this.keys.inUse()) {
 			FairTicket holder = local.holder;
-			if (holder != null && !holder.done) {
+			if (holder != null && holder.holding && !holder.done) {
 				held.add(new HeldKey(local.key, DbLockMode.FAIR, holder.thread.getName(),
 						Duration.ofNanos(now - holder.startedAt)));
 			}
@@ -482,7 +498,8 @@ final class FairStrategy extends AbstractLockStrategy {
 	protected void endHolds() {
 		for (FairKey local : this.keys.inUse()) {
 			FairTicket holder = local.holder;
-			if (holder != null) {
+			// one handed on but not yet taken is left to its thread, which sees the shutdown and leaves
+			if (holder != null && holder.holding) {
 				holder.lost("the application shut down while it was held; its ticket is deleted", true);
 				releaseQuietly(holder);
 			}

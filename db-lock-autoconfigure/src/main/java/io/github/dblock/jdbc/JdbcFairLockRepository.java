@@ -140,11 +140,11 @@ public class JdbcFairLockRepository implements FairLockRepository {
 
 	@Override
 	public long following(Ticket ticket) {
-		return retrying(() -> this.connections.onOwnConnection((jdbc) -> jdbc
-			.queryForList(this.sql.followingSql(), Long.class, ticket.key(), ticket.number())
-			.stream()
-			.findFirst()
-			.orElse(0L)));
+		List<long[]> rows = retrying(() -> this.connections.onOwnConnection((jdbc) -> jdbc.query(
+				this.sql.followingSql(), (rs, i) -> new long[] { rs.getLong(1), rs.getInt(2) }, ticket.key(),
+				ticket.number())));
+		boolean live = !rows.isEmpty() && rows.get(0)[0] == ticket.number() && rows.get(0)[1] == 1;
+		return (live && rows.size() == 2) ? rows.get(1)[0] : 0L;
 	}
 
 	/** One statement for all when every ticket is renewed; each alone after it otherwise. */

@@ -301,7 +301,8 @@ public class JdbcLockRepository implements LockRepository {
 	 * {@inheritDoc}
 	 * <p>
 	 * On PostgreSQL, unless {@link #setWakeUps turned off}: a feed that listens on a
-	 * connection of this repository's data source while lease-mode waiters of this JVM wait.
+	 * connection of this repository's data source while lease-mode or fair-mode waiters of
+	 * this JVM wait.
 	 */
 	@Override
 	public Optional<ReleaseFeed> releaseFeed() {

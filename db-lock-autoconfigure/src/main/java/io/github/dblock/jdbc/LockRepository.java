@@ -193,7 +193,9 @@ public interface LockRepository {
 	/**
 	 * The keys released while another owner wanted them, told by the database as the
 	 * releases commit, if its database tells them (PostgreSQL) and they were not turned off:
-	 * a lease-mode waiter then asks again at once instead of at the end of its back-off. An
+	 * a lease-mode waiter then asks again at once instead of at the end of its back-off, and
+	 * so does a fair-mode waiter whose key's head left the queue (the fair queue's trigger
+	 * notifies the same channel). An
 	 * engine asks once, when it is built. A repository that wraps another delegates it, or
 	 * its engine's waiters poll alone.
 	 * @return a new feed, with no connection yet, or empty

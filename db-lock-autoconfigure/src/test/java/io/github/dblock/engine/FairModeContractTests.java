@@ -171,7 +171,7 @@ abstract class FairModeContractTests {
 		ExecutorService pool = Executors.newSingleThreadExecutor();
 		try {
 			Future<LockHandle> next = pool.submit(() -> this.nodeA.acquire(request("handed-on", LONG_WAIT)));
-			awaitQueued("handed-on", 2);
+			awaitLocalWaiter(this.nodeA, "handed-on");
 			long nextTicket = this.jdbc.queryForObject("SELECT MAX(ticket) FROM " + QUEUE + " WHERE lock_key = ?",
 					Long.class, "handed-on");
 			held.close();
@@ -197,6 +197,7 @@ abstract class FairModeContractTests {
 			Future<LockHandle> remote = pool.submit(() -> this.nodeB.acquire(request(key, LONG_WAIT)));
 			awaitQueued(key, 2);
 			Future<LockHandle> local = pool.submit(() -> this.nodeA.acquire(request(key, LONG_WAIT)));
+			awaitLocalWaiter(this.nodeA, key);
 			awaitQueued(key, 3);
 			held.close();
 			try (LockHandle first = remote.get(1, TimeUnit.MINUTES)) {
@@ -211,6 +212,42 @@ abstract class FairModeContractTests {
 		finally {
 			pool.shutdownNow();
 		}
+	}
+
+	@Test
+	void aHolderWhoseTicketWasDeletedBehindItsBackIsLostNotHandedOnAtItsRelease() throws Exception {
+		String key = "deleted-behind";
+		List<String> ended = Collections.synchronizedList(new ArrayList<>());
+		LockListener listener = new LockListener() {
+			@Override
+			public void holdEnded(String key, DbLockMode mode, String owner, boolean lost) {
+				ended.add(owner + (lost ? ":lost" : ":released"));
+			}
+		};
+		this.nodeA.addListener(listener);
+		LockHandle held = this.nodeA.acquire(request(key, Duration.ZERO));
+		String owner = this.jdbc.queryForObject("SELECT owner FROM " + QUEUE + " WHERE lock_key = ?", String.class, key);
+		ExecutorService pool = Executors.newSingleThreadExecutor();
+		try {
+			Future<LockHandle> next = pool.submit(() -> this.nodeA.acquire(request(key, LONG_WAIT)));
+			awaitLocalWaiter(this.nodeA, key);
+			this.jdbc.update("DELETE FROM " + QUEUE + " WHERE owner = ?", owner);
+			held.close();
+			try (LockHandle taken = next.get(1, TimeUnit.MINUTES)) {
+				assertThat(taken.isHeld()).isTrue();
+			}
+			assertThat(ended).startsWith(owner + ":lost");
+		}
+		finally {
+			pool.shutdownNow();
+			this.nodeA.removeListener(listener);
+		}
+	}
+
+	/** Waits until one thread of the engine waits for the key. */
+	private static void awaitLocalWaiter(LockEngine engine, String key) {
+		await().atMost(Duration.ofSeconds(30))
+			.until(() -> engine.waiting().equals(List.of(new WaitingKey(key, DbLockMode.FAIR, 1))));
 	}
 
 	@Test

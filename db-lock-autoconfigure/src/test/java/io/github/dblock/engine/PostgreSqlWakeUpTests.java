@@ -168,6 +168,23 @@ class PostgreSqlWakeUpTests {
 	}
 
 	@Test
+	void theFairTriggerReadsTheQueueWhateverTheDeletingSessionsSearchPath() throws Exception {
+		String schema = this.jdbc.queryForObject("SELECT current_schema()", String.class);
+		enqueue("other-path", 1);
+		enqueue("other-path", 2);
+		try (Connection connection = this.holderPool.getConnection(); Statement statement = connection.createStatement()) {
+			statement.execute("SET search_path = pg_catalog");
+			try {
+				assertThat(statement.executeUpdate("DELETE FROM " + schema + "." + FAIR_QUEUE + " WHERE ticket = 1"))
+					.isOne();
+			}
+			finally {
+				statement.execute("RESET search_path");
+			}
+		}
+	}
+
+	@Test
 	void aCedeAtTheEndOfALocalTurnWakesTheOtherNode() throws Exception {
 		this.holder.close();
 		// a turn over by the time the first holder releases: the key is wanted, so it is ceded

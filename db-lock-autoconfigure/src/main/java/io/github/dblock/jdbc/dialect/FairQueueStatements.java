@@ -55,8 +55,9 @@ public final class FairQueueStatements {
 		// by its primary key: a range on the key's index, or MySQL's choice of the expiry index, would lock more
 		this.deleteEndedAheadSql = "DELETE FROM %s WHERE ticket = ? AND lock_key = ? AND expires_at <= %s"
 			.formatted(this.queue, dialect.now());
-		this.followingSql = "SELECT ticket FROM %s WHERE lock_key = ? AND ticket > ? ORDER BY ticket LIMIT 1"
-			.formatted(this.queue);
+		this.followingSql = ("SELECT ticket, CASE WHEN expires_at > %s THEN 1 ELSE 0 END AS live FROM %s"
+				+ " WHERE lock_key = ? AND ticket >= ? ORDER BY ticket LIMIT 2")
+			.formatted(dialect.now(), this.queue);
 		this.renewSql = "UPDATE %s SET expires_at = %s WHERE ticket = ? AND owner = ? AND expires_at > %s"
 			.formatted(this.queue, lease, dialect.now());
 		this.leaveSql = "DELETE FROM " + this.queue + " WHERE ticket = ? AND owner = ? AND lock_key = ?";
@@ -131,7 +132,8 @@ public final class FairQueueStatements {
 	}
 
 	/**
-	 * The first ticket of a key after a number, ended or not: key, number.
+	 * A key's ticket of a number, if it is still in the queue, and the first ticket after it,
+	 * ended or not, each with whether its lease is valid ({@code live}, 1 or 0): key, number.
 	 * @return the SQL
 	 */
 	public String followingSql() {
