@@ -135,21 +135,24 @@ class PostgreSqlWakeUpTests {
 	}
 
 	@Test
-	void theFairTriggerNotifiesCommittedDeletesOfAHeadWithTicketsBehindAlone() throws Exception {
+	void theFairTriggerNotifiesCommittedDeletesOfAHeadFollowedByAnotherEnginesTicketAlone() throws Exception {
 		try (HikariDataSource listenerPool = pool("db-lock-wake-raw"); Connection listening = listenerPool.getConnection()) {
 			try (Statement statement = listening.createStatement()) {
 				statement.execute("LISTEN " + CHANNEL);
 			}
-			enqueue("alone", 1);
-			enqueue("behind", 2);
-			enqueue("behind", 3);
-			enqueue("rolled-back", 4);
-			enqueue("rolled-back", 5);
-			enqueue("head-left", 6);
-			enqueue("head-left", 7);
-			// nothing behind it; not the head; a head whose delete rolls back
+			enqueue("alone", 1, "host/1/a#1");
+			enqueue("behind", 2, "host/1/a#2");
+			enqueue("behind", 3, "host/2/b#1");
+			enqueue("same-engine", 8, "host/1/a#3");
+			enqueue("same-engine", 9, "host/1/a#4");
+			enqueue("rolled-back", 4, "host/1/a#5");
+			enqueue("rolled-back", 5, "host/2/b#2");
+			enqueue("head-left", 6, "host/1/a#6");
+			enqueue("head-left", 7, "host/2/b#3");
+			// nothing behind it; not the head; followed by its own engine's; a head whose delete rolls back
 			this.jdbc.update("DELETE FROM " + FAIR_QUEUE + " WHERE ticket = 1");
 			this.jdbc.update("DELETE FROM " + FAIR_QUEUE + " WHERE ticket = 3");
+			this.jdbc.update("DELETE FROM " + FAIR_QUEUE + " WHERE ticket = 8");
 			try (Connection transaction = this.holderPool.getConnection()) {
 				transaction.setAutoCommit(false);
 				try (Statement statement = transaction.createStatement()) {
@@ -302,8 +305,12 @@ class PostgreSqlWakeUpTests {
 	}
 
 	private void enqueue(String key, long ticket) {
+		enqueue(key, ticket, "test#" + ticket);
+	}
+
+	private void enqueue(String key, long ticket, String owner) {
 		this.jdbc.update("INSERT INTO " + FAIR_QUEUE + " (ticket, lock_key, owner, expires_at)"
-				+ " VALUES (?, ?, 'test', clock_timestamp() + interval '1 minute')", ticket, key);
+				+ " VALUES (?, ?, ?, clock_timestamp() + interval '1 minute')", ticket, key, owner);
 	}
 
 	private int tickets(String key) {
