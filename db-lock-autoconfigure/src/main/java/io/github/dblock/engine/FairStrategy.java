@@ -320,7 +320,7 @@ final class FairStrategy extends AbstractLockStrategy {
 	}
 
 	/**
-	 * The ticket at the head of a key's queue left it with tickets behind it, told by the
+	 * The ticket at the head of a key's queue left it, followed by another engine's, told by the
 	 * database ({@link WakeUps}): this JVM's earliest waiter, if it asks the database, asks
 	 * again at once.
 	 * @param key the key
