@@ -32,8 +32,8 @@ import org.springframework.dao.DataAccessException;
  * locally ({@link FairKey}), woken when they become the earliest. So the statements that
  * waiting sends grow with the JVMs waiting, not with their threads. Where the database
  * tells releases ({@link WakeUps}, PostgreSQL), the earliest waiter asks again as soon as
- * the ticket at the head of its key's queue leaves it, instead of at the end of its
- * pause.</li>
+ * the ticket at the head of its key's queue leaves it followed by another engine's ticket,
+ * instead of at the end of its pause (a hint: a wake-up missed costs one pause).</li>
  * <li>A ticket has a lease, renewed while it waits (and while it is held, if the request's
  * lease is renewed), by one statement per lease length for all the tickets of this JVM
  * that are due ({@link FairRenewal}): a waiter or holder that dies leaves the queue when
@@ -41,7 +41,9 @@ import org.springframework.dao.DataAccessException;
  * ticket at once.</li>
  * <li>The release deletes the ticket (owner and number checked) and returns once it is
  * committed; the next waiter of this JVM then asks at once, one of another JVM when told
- * of the release, or at its next attempt.</li>
+ * of the release, or at its next attempt. If the next ticket in the queue is this JVM's
+ * earliest waiter's (one read, before the delete), the key is handed to that thread at
+ * once and it takes it with no statement, even if its wait has just run out.</li>
  * <li>A thread that holds a key takes it again with no statement.</li>
  * <li>A ticket whose last handle is closed inside a transaction is released when the
  * transaction completes, as in the lease mode ({@link CountedHold}).</li>
@@ -420,7 +422,8 @@ final class FairStrategy extends AbstractLockStrategy {
 	 * queue, before the released ticket is deleted: it holds from now on, with no statement
 	 * of its own, while the delete runs. One read tells that the released ticket is still
 	 * in the queue with its lease valid by the database's clock (so it was held until
-	 * then: no one passes a ticket without deleting it) and that the waiter's comes next. No
+	 * then: no one passes a ticket without deleting it) and that the waiter's comes next,
+	 * its lease valid by the database's clock too. No
 	 * other ticket can be the head meanwhile: the released ticket is ahead of every other,
 	 * and the waiter's ahead of every other but it; none can come between them, since a
 	 * key's tickets commit in the order of their numbers and the waiter's committed before

@@ -45,12 +45,12 @@ public interface FairLockRepository {
 	long head(Ticket ticket);
 
 	/**
-	 * The first ticket after this one in its key's queue, ended or not, if this one is still
-	 * in the queue with its lease not ended by the database's clock. A ticket enqueued
+	 * The first ticket after this one in its key's queue, if both are in the queue with
+	 * their leases not ended by the database's clock. A ticket enqueued
 	 * before this call starts is seen if it is still in the queue, and so is every ticket
 	 * with a lower number than it: a key's tickets commit in the order of their numbers.
 	 * @param ticket the ticket
-	 * @return the next ticket's number; 0 if there is none, or if this ticket is gone or its
+	 * @return the next ticket's number; 0 if there is none, or if either ticket is gone or its
 	 * lease has ended
 	 * @throws org.springframework.dao.DataAccessException if the database failed
 	 */

@@ -144,7 +144,7 @@ public class JdbcFairLockRepository implements FairLockRepository {
 				this.sql.followingSql(), (rs, i) -> new long[] { rs.getLong(1), rs.getInt(2) }, ticket.key(),
 				ticket.number())));
 		boolean live = !rows.isEmpty() && rows.get(0)[0] == ticket.number() && rows.get(0)[1] == 1;
-		return (live && rows.size() == 2) ? rows.get(1)[0] : 0L;
+		return (live && rows.size() == 2 && rows.get(1)[1] == 1) ? rows.get(1)[0] : 0L;
 	}
 
 	/** One statement for all when every ticket is renewed; each alone after it otherwise. */

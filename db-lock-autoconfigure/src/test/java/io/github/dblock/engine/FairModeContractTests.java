@@ -244,6 +244,31 @@ abstract class FairModeContractTests {
 		}
 	}
 
+	@Test
+	void aLocalWaiterWhoseTicketEndedByTheDatabasesClockIsNotHandedTheKey() throws Exception {
+		String key = "ended-next";
+		LockHandle held = this.nodeA.acquire(request(key, Duration.ZERO));
+		ExecutorService pool = Executors.newSingleThreadExecutor();
+		try {
+			Future<LockHandle> next = pool.submit(() -> this.nodeA.acquire(request(key, LONG_WAIT)));
+			awaitLocalWaiter(this.nodeA, key);
+			long ended = this.jdbc.queryForObject("SELECT MAX(ticket) FROM " + QUEUE + " WHERE lock_key = ?", Long.class,
+					key);
+			// valid on the local clock, ended on the database's
+			this.jdbc.update("UPDATE " + QUEUE + " SET expires_at = ? WHERE ticket = ?",
+					java.sql.Timestamp.from(Instant.now().minus(Duration.ofDays(1))), ended);
+			held.close();
+			try (LockHandle taken = next.get(1, TimeUnit.MINUTES)) {
+				assertThat(taken.isHeld()).isTrue();
+				// it found its ticket ended and enqueued again
+				assertThat(taken.fencingToken()).isGreaterThan(ended);
+			}
+		}
+		finally {
+			pool.shutdownNow();
+		}
+	}
+
 	/** Waits until one thread of the engine waits for the key. */
 	private static void awaitLocalWaiter(LockEngine engine, String key) {
 		await().atMost(Duration.ofSeconds(30))
