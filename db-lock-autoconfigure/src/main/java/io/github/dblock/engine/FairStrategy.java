@@ -421,13 +421,13 @@ final class FairStrategy extends AbstractLockStrategy {
 	 * Passes the key to this JVM's earliest waiter if its ticket is the next one in the
 	 * queue, before the released ticket is deleted: it holds from now on, with no statement
 	 * of its own, while the delete runs. One read tells that the released ticket is still
-	 * in the queue with its lease valid by the database's clock (so it was held until
-	 * then: no one passes a ticket without deleting it) and that the waiter's comes next,
-	 * its lease valid by the database's clock too. No
-	 * other ticket can be the head meanwhile: the released ticket is ahead of every other,
-	 * and the waiter's ahead of every other but it; none can come between them, since a
-	 * key's tickets commit in the order of their numbers and the waiter's committed before
-	 * the read. Otherwise (no such waiter, a released ticket that was lost, or gone or ended
+	 * in the queue with its lease valid by the database's clock (so it was held until then:
+	 * no one passes a ticket without deleting it) and that the waiter's comes next, its
+	 * lease valid by the database's clock too. No other ticket can be the head meanwhile:
+	 * the released ticket is ahead of every other, and the waiter's ahead of every other but
+	 * it; none can come between them, since a key's tickets commit in the order of their
+	 * numbers and the waiter's committed before the read. Otherwise (no such waiter, a
+	 * released ticket that was lost, or gone or ended by the read, a waiter's ticket ended
 	 * by the read, another ticket between them, a read that failed) the key is passed on
 	 * once the delete has committed, as the head is asked for.
 	 * @return whether the read found the released ticket held until then and the waiter's
