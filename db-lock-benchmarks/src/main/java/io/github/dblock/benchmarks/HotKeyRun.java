@@ -197,6 +197,7 @@ final class HotKeyRun {
 		long questions = outcome.statements.questions();
 		long allCycles = outcome.cycles();
 		Holds holds = holds(run);
+		printSplit(kind, jvms, threads, holds);
 		double seconds = run.seconds();
 		double waiterStatements = outcome.waiterStatements / outcome.seconds();
 		Measurement.HotKeyStats stats = new Measurement.HotKeyStats(holds.utilisation(),
@@ -209,6 +210,25 @@ final class HotKeyRun {
 				Latencies.millis(all, 50), Latencies.millis(all, 99),
 				(allCycles > 0) ? questions / (double) allCycles : Double.NaN, outcome.statements.mixPerCycle(allCycles),
 				outcome.errors, outcome.firstError, stats, Measurement.LocalCycles.of(outcome, outcome.seconds()));
+	}
+
+	/**
+	 * Prints the hand-offs inside a JVM and across JVMs apart (a run's utilisation depends on
+	 * their shares, which the order of the first holds sets: each thread enqueues again as it
+	 * releases).
+	 */
+	private static void printSplit(ContenderKind kind, int jvms, int threads, Holds holds) {
+		long all = holds.handoffs().getTotalCount();
+		long across = holds.crossJvmHandoffs().getTotalCount();
+		if (jvms < 2 || all == 0) {
+			return;
+		}
+		double acrossMean = holds.crossJvmHandoffs().getMean();
+		double insideMean = (all > across) ? (holds.handoffs().getMean() * all - acrossMean * across) / (all - across)
+				: Double.NaN;
+		System.out.printf("  %s %dx%d hand-offs: %d, across JVMs %.0f%%; inside a JVM mean %.2f ms; across JVMs "
+				+ "p50 %.2f ms, mean %.2f ms%n", kind.label(), jvms, threads, all, 100.0 * across / all, insideMean / 1e6,
+				Latencies.millis(holds.crossJvmHandoffs(), 50), acrossMean / 1e6);
 	}
 
 	private static long[][] holdsByStart(Outcome outcome) {
