@@ -1,7 +1,6 @@
 package io.github.dblock.engine;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
@@ -9,7 +8,6 @@ import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockChecks;
 import io.github.dblock.LockHandle;
-import io.github.dblock.LockReleaseException;
 import io.github.dblock.LockRequest;
 import io.github.dblock.jdbc.FairLockRepository;
 import io.github.dblock.jdbc.FairLockRepository.Ticket;
@@ -39,11 +37,15 @@ import org.springframework.dao.DataAccessException;
  * that are due ({@link FairRenewal}): a waiter or holder that dies leaves the queue when
  * its lease ends; one that gives up (its wait ran out, or it was interrupted) deletes its
  * ticket at once.</li>
- * <li>The release deletes the ticket (owner and number checked) and returns once it is
- * committed; the next waiter of this JVM then asks at once, one of another JVM when told
- * of the release, or at its next attempt. If the next ticket in the queue is this JVM's
- * earliest waiter's (one read, before the delete), the key is handed to that thread at
- * once and it takes it with no statement, even if its wait has just run out.</li>
+ * <li>A fixed lease counts from the acquisition: it is extended to its whole length when
+ * its ticket becomes the head after a pause (one statement); one taken at the first look
+ * after its enqueue counts from the enqueue, as the lease mode's counts from its insert.</li>
+ * <li>The release ({@link FairRelease}) deletes the ticket (owner and number checked) and
+ * returns once it is committed; the next waiter of this JVM then asks at once, one of
+ * another JVM when told of the release, or at its next attempt. If the next ticket in the
+ * queue is this JVM's earliest waiter's (one read, before the delete), the key is handed
+ * to that thread at once and it takes it with no statement, even if its wait has just run
+ * out.</li>
  * <li>A thread that holds a key takes it again with no statement.</li>
  * <li>A ticket whose last handle is closed inside a transaction is released when the
  * transaction completes, as in the lease mode ({@link CountedHold}).</li>
@@ -69,6 +71,8 @@ final class FairStrategy extends AbstractLockStrategy {
 
 	private final WakeUps wakeUps;
 
+	private final FairRelease releases;
+
 	/** The tickets that failed enqueues may have written. */
 	private final Orphans orphans;
 
@@ -87,6 +91,7 @@ final class FairStrategy extends AbstractLockStrategy {
 		this.events = events;
 		this.availability = new Availability("fair", queue::unavailable);
 		this.renewal = new FairRenewal(queue, scheduler);
+		this.releases = new FairRelease(queue, this.renewal, this.keys, events, this::isClosed);
 	}
 
 	/**
@@ -129,7 +134,7 @@ final class FairStrategy extends AbstractLockStrategy {
 			kept = true;
 			if (isClosed()) {
 				// taken while the mode shut down: given back, so that nothing of this JVM's stays
-				releaseQuietly(held);
+				this.releases.releaseQuietly(held);
 				refuseIfClosed(key);
 			}
 			return held.reenter();
@@ -163,7 +168,7 @@ final class FairStrategy extends AbstractLockStrategy {
 			}
 		}
 		current.lost("its thread asked for it again after its lease may have ended", false);
-		releaseQuietly(current);
+		this.releases.releaseQuietly(current);
 		return null;
 	}
 
@@ -177,6 +182,8 @@ final class FairStrategy extends AbstractLockStrategy {
 		try {
 			long lastHead = 0;
 			boolean first = true;
+			// whether it has paused since its enqueue: a fixed lease then counts from its hold, not the enqueue
+			boolean paused = false;
 			for (int attempt = 0;; attempt++) {
 				if (isClosed()) {
 					return null;
@@ -184,7 +191,7 @@ final class FairStrategy extends AbstractLockStrategy {
 				if (local.holder == ticket && ticket.lostAt == null) {
 					// handed on by this JVM's previous holder (its ticket is the next in the queue),
 					// taken even if the wait has just run out
-					if (hold(ticket, request, local)) {
+					if (hold(ticket, request, local, false)) {
 						holding = true;
 						return ticket;
 					}
@@ -200,12 +207,13 @@ final class FairStrategy extends AbstractLockStrategy {
 					leave(ticket, local);
 					ticket = enqueue(request, local, waits, renewalPeriod);
 					attempt = 0;
+					paused = false;
 				}
 				long pause;
 				if (local.isPoller(ticket)) {
 					long head = head(ticket);
 					if (head == ticket.ticket.number()) {
-						if (hold(ticket, request, local)) {
+						if (hold(ticket, request, local, !paused)) {
 							holding = true;
 							return ticket;
 						}
@@ -234,6 +242,7 @@ final class FairStrategy extends AbstractLockStrategy {
 				if (remaining <= 0) {
 					return null;
 				}
+				paused = true;
 				park(Math.min(pause, remaining));
 			}
 		}
@@ -257,7 +266,8 @@ final class FairStrategy extends AbstractLockStrategy {
 			throw new DbLockException("Could not enqueue for fair lock '" + request.key() + "': the database failed ("
 					+ ex.getMessage() + ")", ex);
 		}
-		FairTicket queued = new FairTicket(local, ticket, request, sentAt, renewalPeriod, this.events, this::release);
+		FairTicket queued = new FairTicket(local, ticket, request, sentAt, renewalPeriod, this.events,
+				this.releases::release);
 		local.add(queued);
 		if (waits) {
 			this.renewal.watch(queued);
@@ -276,14 +286,19 @@ final class FairStrategy extends AbstractLockStrategy {
 	}
 
 	/**
-	 * Makes the head ticket this JVM's holder: a renewed lease goes on being renewed, a fixed
-	 * one is extended to its whole length from now.
+	 * Makes the head ticket this JVM's holder: a renewed lease goes on being renewed; a fixed
+	 * one is extended to its whole length from now (one statement), unless the ticket is the
+	 * head at its first look, right after its enqueue: its lease, the request's whole length
+	 * from the enqueue, then counts from the acquisition's first statement, as the lease
+	 * mode's counts from its insert.
+	 * @param firstLook whether the ticket is the head at its first look after its enqueue,
+	 * with no pause between them
 	 * @return whether it holds; {@code false} if its fixed lease could not be extended
 	 */
-	private boolean hold(FairTicket ticket, LockRequest request, FairKey local) {
+	private boolean hold(FairTicket ticket, LockRequest request, FairKey local, boolean firstLook) {
 		if (!request.renewed()) {
 			this.renewal.unwatch(ticket);
-			if (!extendFixedLease(ticket, request)) {
+			if (!firstLook && !extendFixedLease(ticket, request)) {
 				ticket.lost("it was no longer in the queue when its lease was extended", false);
 				return false;
 			}
@@ -351,111 +366,6 @@ final class FairStrategy extends AbstractLockStrategy {
 		}
 	}
 
-	/**
-	 * Releases a held ticket, for its last handle's close (inside a transaction, once it has
-	 * completed).
-	 * @throws LockReleaseException if its delete could not be confirmed: the key stays
-	 * taken until the ticket's lease ends
-	 */
-	private void release(FairTicket held) {
-		held.releaseAfterTransaction(() -> {
-			Instant end = held.expiresAt();
-			RuntimeException failure = end(held);
-			if (failure != null) {
-				throw new LockReleaseException(held.ticket.key(), end, failure);
-			}
-		});
-	}
-
-	/** Releases a held ticket for the mode itself, with no caller to tell: a failure is logged. */
-	private void releaseQuietly(FairTicket held) {
-		RuntimeException failure = end(held);
-		if (failure != null) {
-			logger.warn("Could not delete the ticket of fair lock '" + held.ticket.key() + "'; it leaves the queue when "
-					+ "its lease ends", failure);
-		}
-	}
-
-	/**
-	 * Deletes a held ticket, once, and passes the key on locally.
-	 * @return the failure of the delete, whose outcome is then unknown, or {@code null}
-	 */
-	private @Nullable RuntimeException end(FairTicket held) {
-		if (!held.released.compareAndSet(false, true)) {
-			return null;
-		}
-		FairKey local = held.local;
-		held.endedBeforeRelease();
-		held.ended = true;
-		this.renewal.unwatch(held);
-		boolean handedOn = handOn(held, local);
-		RuntimeException failure = null;
-		try {
-			if (!this.queue.leave(held.ticket)) {
-				if (handedOn) {
-					// held until the read before the hand-on; deleted since as ended
-					logger.debug("The ticket " + held.ticket.number() + " of fair lock '" + held.ticket.key()
-							+ "' was gone when its delete ran, after it was handed on");
-				}
-				else {
-					held.lost("its ticket was gone when it was released", true);
-				}
-			}
-			else if (held.lostAt == null) {
-				held.holdEnded(false);
-			}
-		}
-		catch (RuntimeException ex) {
-			failure = ex;
-		}
-		finally {
-			held.done = true;
-			local.released(held, handedOn);
-			this.keys.exit(local);
-			this.events.released(held.ticket.key(), DbLockMode.FAIR, System.nanoTime() - held.startedAt);
-		}
-		return failure;
-	}
-
-	/**
-	 * Passes the key to this JVM's earliest waiter if its ticket is the next one in the
-	 * queue, before the released ticket is deleted: it holds from now on, with no statement
-	 * of its own, while the delete runs. One read tells that the released ticket is still
-	 * in the queue with its lease valid by the database's clock (so it was held until then:
-	 * no one passes a ticket without deleting it) and that the waiter's comes next, its
-	 * lease valid by the database's clock too. No other ticket can be the head meanwhile:
-	 * the released ticket is ahead of every other, and the waiter's ahead of every other but
-	 * it; none can come between them, since a key's tickets commit in the order of their
-	 * numbers and the waiter's committed before the read. Otherwise (no such waiter, a
-	 * released ticket that was lost, or gone or ended by the read, a waiter's ticket ended
-	 * by the read, another ticket between them, a read that failed) the key is passed on
-	 * once the delete has committed, as the head is asked for.
-	 * @return whether the read found the released ticket held until then and the waiter's
-	 * next, and the key was handed on unless the waiter had just left
-	 */
-	private boolean handOn(FairTicket held, FairKey local) {
-		FairTicket next = local.earliestWaiter(held);
-		if (next == null || held.lostAt != null || !next.isValid() || isClosed()) {
-			return false;
-		}
-		long following;
-		try {
-			following = this.queue.following(held.ticket);
-		}
-		catch (RuntimeException ex) {
-			logger.debug("Could not read the ticket after " + held.ticket.number() + " of fair lock '"
-					+ held.ticket.key() + "'; it asks for its turn", ex);
-			return false;
-		}
-		if (following != next.ticket.number()) {
-			return false;
-		}
-		// held until the read: its end is told before the next hold starts
-		held.holdEnded(false);
-		local.handOn(held, next);
-		return true;
-	}
-
 	@Override
 	public Optional<String> unavailable() {
 		return this.availability.now();
@@ -504,7 +414,7 @@ final class FairStrategy extends AbstractLockStrategy {
 			// one handed on but not yet taken is left to its thread, which sees the shutdown and leaves
 			if (holder != null && holder.holding) {
 				holder.lost("the application shut down while it was held; its ticket is deleted", true);
-				releaseQuietly(holder);
+				this.releases.releaseQuietly(holder);
 			}
 		}
 	}

@@ -20,6 +20,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DuplicateKeyException;
 import org.springframework.jdbc.core.JdbcOperations;
+import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.support.GeneratedKeyHolder;
 import org.springframework.jdbc.support.KeyHolder;
 
@@ -40,6 +41,9 @@ public class JdbcFairLockRepository implements FairLockRepository {
 	private static final int MAX_DELETES = 3;
 
 	private static final Log logger = LogFactory.getLog(JdbcFairLockRepository.class);
+
+	/** A ticket's number and whether its lease is valid (1 or 0), as the head and following reads give them. */
+	private static final RowMapper<long[]> TICKET_AND_LIVE = (rs, i) -> new long[] { rs.getLong(1), rs.getInt(2) };
 
 	private final LockConnections connections;
 
@@ -133,16 +137,14 @@ public class JdbcFairLockRepository implements FairLockRepository {
 
 	/** The lowest ticket up to this one and whether it is live (1 or 0); {0, 0} if none. */
 	private long[] lowest(JdbcOperations jdbc, Ticket ticket) {
-		List<long[]> rows = jdbc.query(this.sql.headSql(), (rs, i) -> new long[] { rs.getLong(1), rs.getInt(2) },
-				ticket.key(), ticket.number());
+		List<long[]> rows = jdbc.query(this.sql.headSql(), TICKET_AND_LIVE, ticket.key(), ticket.number());
 		return rows.isEmpty() ? new long[] { 0, 0 } : rows.get(0);
 	}
 
 	@Override
 	public long following(Ticket ticket) {
-		List<long[]> rows = retrying(() -> this.connections.onOwnConnection((jdbc) -> jdbc.query(
-				this.sql.followingSql(), (rs, i) -> new long[] { rs.getLong(1), rs.getInt(2) }, ticket.key(),
-				ticket.number())));
+		List<long[]> rows = retrying(() -> this.connections.onOwnConnection(
+				(jdbc) -> jdbc.query(this.sql.followingSql(), TICKET_AND_LIVE, ticket.key(), ticket.number())));
 		boolean live = !rows.isEmpty() && rows.get(0)[0] == ticket.number() && rows.get(0)[1] == 1;
 		return (live && rows.size() == 2 && rows.get(1)[1] == 1) ? rows.get(1)[0] : 0L;
 	}

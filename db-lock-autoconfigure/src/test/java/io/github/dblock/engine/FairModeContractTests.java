@@ -1,6 +1,7 @@
 package io.github.dblock.engine;
 
 import io.github.dblock.LockRequest;
+import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -717,6 +718,66 @@ abstract class FairModeContractTests {
 		System.out.println(String.format("%s cycle, one thread, one key: fair %.3f ms, lease %.3f ms%s", database(),
 				fairNanos / 1e6 / cycles, leaseNanos / 1e6 / cycles, questions));
 		assertThat(statements).isEqualTo(3 * cycles);
+	}
+
+	/**
+	 * A fixed lease taken at the first look after the enqueue counts from the enqueue, as
+	 * the lease mode's counts from its insert: three statements a cycle too, no extension.
+	 */
+	@Test
+	void aFixedLeaseTakenAtOnceIsNotExtended() {
+		String key = "fair-cycle-fixed";
+		int cycles = 50;
+		LockRequest fixed = new LockRequest(key, Duration.ofSeconds(5), LEASE, false, Duration.ZERO, DbLockMode.FAIR);
+		this.nodeA.acquire(fixed).close();
+		int before = this.leases.statements.get();
+		cycles(this.nodeA, fixed, cycles);
+		assertThat(this.leases.statements.get() - before).isEqualTo(3 * cycles);
+	}
+
+	/**
+	 * A fixed lease counts from the acquisition: a waiter that paused, handed the key by a
+	 * thread of its JVM or taking it at a look after another engine's release, has its
+	 * ticket's lease extended to its whole length from then (the database's expiry moves).
+	 */
+	@Test
+	void aFixedLeaseOfAWaiterCountsFromItsHold() throws Exception {
+		String key = "fair-fixed-from-hold";
+		// no renewal of the waiting tickets meanwhile: fixed leases, renewed every 50 s
+		LockEngine slowRenewal = new LockEngine(this.leases,
+				LockEngineSettings.of(BACKOFF).withRenewInterval(Duration.ofSeconds(50)));
+		ExecutorService waiters = Executors.newFixedThreadPool(2);
+		try {
+			for (LockEngine holderEngine : List.of(this.nodeA, slowRenewal)) {
+				String label = (holderEngine == slowRenewal) ? "handed on in its JVM" : "after another engine's release";
+				LockHandle held = holderEngine
+					.acquire(new LockRequest(key, Duration.ZERO, LEASE, false, Duration.ZERO, DbLockMode.FAIR));
+				Future<Instant> waiter = waiters.submit(() -> {
+					try (LockHandle lock = slowRenewal.acquire(
+							new LockRequest(key, LONG_WAIT, Duration.ofSeconds(60), false, Duration.ZERO, DbLockMode.FAIR))) {
+						return expiry(lock.fencingToken());
+					}
+				});
+				awaitQueued(key, 2);
+				long ticket = this.jdbc.queryForObject("SELECT MAX(ticket) FROM " + QUEUE + " WHERE lock_key = ?",
+						Long.class, key);
+				Instant enqueued = expiry(ticket);
+				// the scenario itself: the waiter waits a while before its hold
+				LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+				held.close();
+				Instant whenHeld = waiter.get(1, TimeUnit.MINUTES);
+				assertThat(whenHeld).as(label).isAfter(enqueued);
+			}
+		}
+		finally {
+			waiters.shutdownNow();
+			slowRenewal.close();
+		}
+	}
+
+	private Instant expiry(long ticket) {
+		return this.jdbc.queryForObject("SELECT expires_at FROM " + QUEUE + " WHERE ticket = ?", Timestamp.class, ticket)
+			.toInstant();
 	}
 
 	private static long cycles(LockEngine engine, LockRequest request, int cycles) {
