@@ -10,7 +10,7 @@ import io.github.dblock.LockChecks;
 import io.github.dblock.LockHandle;
 import io.github.dblock.LockRequest;
 import io.github.dblock.jdbc.FairLockRepository;
-import io.github.dblock.jdbc.FairLockRepository.Ticket;
+import io.github.dblock.jdbc.FairLockRepository.Enqueued;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -211,7 +211,9 @@ final class FairStrategy extends AbstractLockStrategy {
 				}
 				long pause;
 				if (local.isPoller(ticket)) {
-					long head = head(ticket);
+					// the look its enqueue took, if any, is fresh at the first look: no pause since
+					long head = (ticket.enqueueLook != Enqueued.NOT_LOOKED && !paused) ? ticket.enqueueLook : head(ticket);
+					ticket.enqueueLook = Enqueued.NOT_LOOKED;
 					if (head == ticket.ticket.number()) {
 						if (hold(ticket, request, local, !paused)) {
 							holding = true;
@@ -256,9 +258,12 @@ final class FairStrategy extends AbstractLockStrategy {
 	private FairTicket enqueue(LockRequest request, FairKey local, boolean waits, long renewalPeriod) {
 		String owner = this.ownerIds.next();
 		long sentAt = System.nanoTime();
-		Ticket ticket;
+		// a look at the head only where it would be used: no thread of this JVM holds the key or waits for it
+		boolean look = !local.busy();
+		Enqueued enqueued;
 		try {
-			ticket = this.queue.enqueue(request.key(), owner, request.lease());
+			enqueued = look ? this.queue.enqueueAndLook(request.key(), owner, request.lease())
+					: new Enqueued(this.queue.enqueue(request.key(), owner, request.lease()), Enqueued.NOT_LOOKED);
 		}
 		catch (DataAccessException ex) {
 			// the statement may have committed, or commit later: a ticket at the queue's head would block it
@@ -266,8 +271,9 @@ final class FairStrategy extends AbstractLockStrategy {
 			throw new DbLockException("Could not enqueue for fair lock '" + request.key() + "': the database failed ("
 					+ ex.getMessage() + ")", ex);
 		}
-		FairTicket queued = new FairTicket(local, ticket, request, sentAt, renewalPeriod, this.events,
+		FairTicket queued = new FairTicket(local, enqueued.ticket(), request, sentAt, renewalPeriod, this.events,
 				this.releases::release);
+		queued.enqueueLook = enqueued.head();
 		local.add(queued);
 		if (waits) {
 			this.renewal.watch(queued);

@@ -9,6 +9,8 @@ import java.util.function.Consumer;
 
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockRequest;
+import io.github.dblock.jdbc.FairLockRepository;
+import io.github.dblock.jdbc.FairLockRepository.Enqueued;
 import io.github.dblock.jdbc.FairLockRepository.Ticket;
 import io.github.dblock.jdbc.HeldRow;
 import org.apache.commons.logging.Log;
@@ -47,6 +49,12 @@ final class FairTicket extends CountedHold {
 	volatile long localDeadline;
 
 	final long renewalPeriod;
+
+	/**
+	 * The head its enqueue saw ({@link FairLockRepository#enqueueAndLook}), for its first
+	 * look only, or {@link Enqueued#NOT_LOOKED}; its thread's alone.
+	 */
+	long enqueueLook = Enqueued.NOT_LOOKED;
 
 	volatile long nextRenewal;
 

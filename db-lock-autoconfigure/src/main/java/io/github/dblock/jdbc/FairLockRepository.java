@@ -32,6 +32,22 @@ public interface FairLockRepository {
 	Ticket enqueue(String key, String owner, Duration lease);
 
 	/**
+	 * Enqueues a ticket as {@link #enqueue} does and, where the database allows it in the
+	 * same round trip, looks at the head as {@link #head} would right after it: the ticket's
+	 * insert commits with the look, which sees every ticket enqueued before it. By default
+	 * it does not look.
+	 * @param key the stored key
+	 * @param owner an id unique to this acquisition
+	 * @param lease how long the ticket lasts unless renewed
+	 * @return the ticket, and the head as {@link #head} gives it, or {@link Enqueued#NOT_LOOKED}
+	 * @throws org.springframework.dao.DataAccessException if the database failed (the
+	 * ticket may then have been written: see {@link #abandon})
+	 */
+	default Enqueued enqueueAndLook(String key, String owner, Duration lease) {
+		return new Enqueued(enqueue(key, owner, lease), Enqueued.NOT_LOOKED);
+	}
+
+	/**
 	 * The head of a ticket's queue as far as this ticket, by the database's clock: the first
 	 * ticket up to this one. An earlier ticket whose lease has ended is not passed over
 	 * unless it is gone from the queue for good: a renewal of it that the database checked
@@ -141,6 +157,19 @@ public interface FairLockRepository {
 	 * @param number the ticket's number, its fencing token
 	 */
 	record Ticket(String key, String owner, long number) {
+	}
+
+	/**
+	 * A ticket just enqueued, and the head its enqueue saw.
+	 *
+	 * @param ticket the ticket
+	 * @param head the head as {@link #head} gives it, or {@link #NOT_LOOKED}
+	 */
+	record Enqueued(Ticket ticket, long head) {
+
+		/** The head of an enqueue that did not look at it. */
+		public static final long NOT_LOOKED = -1;
+
 	}
 
 }

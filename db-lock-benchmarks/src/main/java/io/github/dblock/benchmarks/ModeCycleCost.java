@@ -30,7 +30,9 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * variant's one key in that mode, release it (the fair mode's key row exists after the
  * first cycle).</li>
  * </ul>
- * Writes {@code mode-cycles.md} to the results
+ * Each row gives the machine's TCP segments sent per cycle ({@code /proc/net/snmp}): about
+ * two per round trip to a local server (the request and its reply). Writes
+ * {@code mode-cycles.md} to the results
  * directory. The environment is {@link OneThreadRounds}', and {@code DB_LOCK_BENCH_MODES}
  * (comma-separated; default {@code LEASE,FAIR,READ,WRITE}; the lease mode is always
  * measured, as the reference).
@@ -57,8 +59,8 @@ public final class ModeCycleCost {
 			.append("One thread, uncontended, one key per variant. ")
 			.append(rounds.describe()).append(". Run ").append(Instant.now()).append(", load average ")
 			.append(OneThreadRounds.loadAverage()).append(".\n\n")
-			.append("| database | cycle | cycles/s (median of rounds) | p50 ms | vs. the lease cycle | vs. raw |\n")
-			.append("|---|---|---|---|---|---|\n");
+			.append("| database | cycle | cycles/s (median of rounds) | p50 ms | vs. the lease cycle | vs. raw | TCP segments a cycle |\n")
+			.append("|---|---|---|---|---|---|---|\n");
 		for (String[] database : OneThreadRounds.databases()) {
 			report.append(measure(database[0], database[1], database[2], rounds));
 		}
@@ -111,7 +113,8 @@ public final class ModeCycleCost {
 						.append(String.format("%.0f", variant.median())).append(" | ")
 						.append(String.format("%.2f", variant.p50Millis())).append(" | ")
 						.append(String.format("%.2fx", variant.median() / lease)).append(" | ")
-						.append(String.format("%.2fx", variant.median() / raw)).append(" |\n");
+						.append(String.format("%.2fx", variant.median() / raw)).append(" | ")
+						.append(String.format("%.1f", variant.segmentsPerCycle())).append(" |\n");
 				}
 				return rows.toString();
 			}

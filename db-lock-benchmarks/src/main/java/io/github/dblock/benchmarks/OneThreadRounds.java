@@ -95,6 +95,23 @@ final class OneThreadRounds {
 		System.out.println(report);
 	}
 
+	/** The machine's TCP segments sent so far ({@code OutSegs}), or -1 where it cannot be read. */
+	static long tcpSegmentsSent() {
+		try {
+			List<String> lines = Files.readAllLines(Path.of("/proc/net/snmp"));
+			for (int i = 0; i + 1 < lines.size(); i++) {
+				if (lines.get(i).startsWith("Tcp:") && lines.get(i + 1).startsWith("Tcp:")) {
+					List<String> names = List.of(lines.get(i).split(" "));
+					return Long.parseLong(lines.get(i + 1).split(" ")[names.indexOf("OutSegs")]);
+				}
+			}
+			return -1;
+		}
+		catch (IOException | RuntimeException ex) {
+			return -1;
+		}
+	}
+
 	static String loadAverage() {
 		try {
 			return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
@@ -125,12 +142,18 @@ final class OneThreadRounds {
 
 		private long sequence;
 
+		/** The machine's TCP segments sent during the measured rounds, and their cycles. */
+		private long segments;
+
+		private long measuredCycles;
+
 		Variant(String name, Cycle cycle) {
 			this.name = name;
 			this.cycle = cycle;
 		}
 
 		private double round(Duration length, List<Long> latencies) throws Exception {
+			long segmentsBefore = tcpSegmentsSent();
 			long end = System.nanoTime() + length.toNanos();
 			long cycles = 0;
 			long start = System.nanoTime();
@@ -142,7 +165,21 @@ final class OneThreadRounds {
 				}
 				cycles++;
 			}
-			return cycles / ((System.nanoTime() - start) / 1e9);
+			double rate = cycles / ((System.nanoTime() - start) / 1e9);
+			if (latencies != null && segmentsBefore >= 0) {
+				this.segments += tcpSegmentsSent() - segmentsBefore;
+				this.measuredCycles += cycles;
+			}
+			return rate;
+		}
+
+		/**
+		 * The TCP segments the machine sent per measured cycle (both ends of a connection to a
+		 * local server count: about twice the round trips, fewer where acknowledgements ride
+		 * with data), or a negative number where {@code /proc/net/snmp} cannot be read.
+		 */
+		double segmentsPerCycle() {
+			return (this.measuredCycles == 0) ? -1 : this.segments / (double) this.measuredCycles;
 		}
 
 		/** The median of its rounds' cycles per second. */

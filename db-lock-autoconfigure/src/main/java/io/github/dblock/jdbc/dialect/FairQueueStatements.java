@@ -1,5 +1,7 @@
 package io.github.dblock.jdbc.dialect;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The fair mode's statements for one dialect, on the tables {@code <table>_fair_queue} and
  * {@code <table>_fair_keys}. A ticket is enqueued by one {@code INSERT ... SELECT} that
@@ -25,6 +27,8 @@ public final class FairQueueStatements {
 	private final String insertKeySql;
 
 	private final String headSql;
+
+	private final @Nullable String enqueueAndLookSql;
 
 	private final String deleteEndedAheadSql;
 
@@ -52,6 +56,10 @@ public final class FairQueueStatements {
 		this.headSql = ("SELECT ticket, CASE WHEN expires_at > %s THEN 1 ELSE 0 END AS live FROM %s"
 				+ " WHERE lock_key = ? AND ticket <= ? ORDER BY ticket LIMIT 1")
 			.formatted(dialect.now(), this.queue);
+		this.enqueueAndLookSql = this.generatedKey ? null
+				: dialect.fairEnqueueAndLookSql(this.enqueueSql,
+						"SELECT ticket, CASE WHEN expires_at > %s THEN 1 ELSE 0 END AS live FROM %s WHERE lock_key = ? ORDER BY ticket LIMIT 1"
+							.formatted(dialect.now(), this.queue));
 		// by its primary key: a range on the key's index, or MySQL's choice of the expiry index, would lock more
 		this.deleteEndedAheadSql = "DELETE FROM %s WHERE ticket = ? AND lock_key = ? AND expires_at <= %s"
 			.formatted(this.queue, dialect.now());
@@ -93,6 +101,19 @@ public final class FairQueueStatements {
 	 */
 	public String enqueueSql() {
 		return this.enqueueSql;
+	}
+
+	/**
+	 * The enqueue and a look at the key's lowest ticket in one round trip and one
+	 * transaction, where the dialect has them ({@link SqlSyntax#fairEnqueueAndLookSql}):
+	 * owner, lease in microseconds, key, key; its results are the ticket's number (no row if
+	 * the key has no row in the keys table) and the lowest ticket with whether it is live
+	 * ({@code live}, 1 or 0). It begins and commits its transaction: run it in autocommit,
+	 * and roll back after a failure.
+	 * @return the SQL, or {@code null}
+	 */
+	public @Nullable String enqueueAndLookSql() {
+		return this.enqueueAndLookSql;
 	}
 
 	/**

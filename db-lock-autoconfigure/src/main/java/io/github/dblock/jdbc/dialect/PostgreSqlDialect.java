@@ -296,6 +296,18 @@ public class PostgreSqlDialect extends SqlDialect {
 	}
 
 	/**
+	 * pgjdbc sends the statements of one string together, before one {@code Sync}: in
+	 * autocommit, one round trip (left to pgjdbc, a transaction of its own costs more). The
+	 * transaction names its isolation, whatever the session's default (a
+	 * {@code REPEATABLE READ} snapshot would be taken before the enqueue waits for the key's
+	 * row); a statement that fails leaves it aborted, for the caller to roll back.
+	 */
+	@Override
+	public String fairEnqueueAndLookSql(String enqueue, String lowest) {
+		return "BEGIN ISOLATION LEVEL READ COMMITTED; " + enqueue + "; " + lowest + "; COMMIT";
+	}
+
+	/**
 	 * The insert alone: {@code ON CONFLICT DO NOTHING} waits only for a transaction still
 	 * inserting the key, never for a row another transaction has locked.
 	 */
