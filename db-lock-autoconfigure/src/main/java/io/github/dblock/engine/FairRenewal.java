@@ -142,7 +142,11 @@ final class FairRenewal implements AutoCloseable {
 
 	private void renew(Duration duration, List<FairTicket> tickets) {
 		List<Ticket> numbers = new ArrayList<>(tickets.size());
-		tickets.forEach((ticket) -> numbers.add(ticket.ticket));
+		long[] extensions = new long[tickets.size()];
+		for (int i = 0; i < tickets.size(); i++) {
+			numbers.add(tickets.get(i).ticket);
+			extensions[i] = tickets.get(i).extensions();
+		}
 		long sentAt = System.nanoTime();
 		List<Boolean> renewed;
 		try {
@@ -165,7 +169,7 @@ final class FairRenewal implements AutoCloseable {
 				ticket.lost("its renewal came back only after its lease had ended on the local clock", false);
 			}
 			else {
-				ticket.localDeadline = sentAt + duration.toNanos();
+				ticket.extended(extensions[i], sentAt, duration);
 				ticket.nextRenewal = sentAt + ticket.renewalPeriod;
 			}
 		}

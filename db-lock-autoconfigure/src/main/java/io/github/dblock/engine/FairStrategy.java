@@ -39,7 +39,8 @@ import org.springframework.dao.DataAccessException;
  * ticket at once.</li>
  * <li>A fixed lease counts from the acquisition: it is extended to its whole length when
  * its ticket becomes the head after a pause (one statement); one taken at the first look
- * after its enqueue counts from the enqueue, as the lease mode's counts from its insert.</li>
+ * after its enqueue, with nine tenths of it left, counts from the enqueue, as the lease
+ * mode's counts from its insert.</li>
  * <li>The release ({@link FairRelease}) deletes the ticket (owner and number checked) and
  * returns once it is committed; the next waiter of this JVM then asks at once, one of
  * another JVM when told of the release, or at its next attempt. If the next ticket in the
@@ -294,8 +295,9 @@ final class FairStrategy extends AbstractLockStrategy {
 	/**
 	 * Makes the head ticket this JVM's holder: a renewed lease goes on being renewed; a fixed
 	 * one is extended to its whole length from now (one statement), unless the ticket is the
-	 * head at its first look, right after its enqueue: its lease, the request's whole length
-	 * from the enqueue, then counts from the acquisition's first statement, as the lease
+	 * head at its first look, right after its enqueue, with at least nine tenths of its lease
+	 * left: its lease, the request's whole length from the enqueue (or from its last renewal
+	 * while it waited), then counts from the acquisition's first statement, as the lease
 	 * mode's counts from its insert.
 	 * @param firstLook whether the ticket is the head at its first look after its enqueue,
 	 * with no pause between them
@@ -304,7 +306,8 @@ final class FairStrategy extends AbstractLockStrategy {
 	private boolean hold(FairTicket ticket, LockRequest request, FairKey local, boolean firstLook) {
 		if (!request.renewed()) {
 			this.renewal.unwatch(ticket);
-			if (!firstLook && !extendFixedLease(ticket, request)) {
+			boolean leaseKept = firstLook && ticket.remainingNanos() >= request.lease().toNanos() / 10 * 9;
+			if (!leaseKept && !extendFixedLease(ticket, request)) {
 				ticket.lost("it was no longer in the queue when its lease was extended", false);
 				return false;
 			}
@@ -327,6 +330,7 @@ final class FairStrategy extends AbstractLockStrategy {
 	 * @return whether it was still in the queue
 	 */
 	private boolean extendFixedLease(FairTicket ticket, LockRequest request) {
+		long extensions = ticket.extending();
 		long sentAt = System.nanoTime();
 		boolean extended;
 		try {
@@ -337,7 +341,7 @@ final class FairStrategy extends AbstractLockStrategy {
 					+ ex.getMessage() + ")", ex);
 		}
 		if (extended) {
-			ticket.localDeadline = sentAt + request.lease().toNanos();
+			ticket.extended(extensions, sentAt, request.lease());
 		}
 		return extended;
 	}

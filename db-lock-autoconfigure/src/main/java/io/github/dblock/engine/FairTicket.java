@@ -48,6 +48,14 @@ final class FairTicket extends CountedHold {
 	/** The {@link System#nanoTime()} before which its lease cannot have ended. */
 	volatile long localDeadline;
 
+	/**
+	 * Counts the extensions of its lease sent other than by its renewal, each counted before
+	 * it is sent: a renewal sent before one does not set the local deadline once it returns
+	 * (the later statement's lease stands). Guarded by this, with the writes of the deadline
+	 * that depend on it.
+	 */
+	private long extensions;
+
 	final long renewalPeriod;
 
 	/**
@@ -84,6 +92,27 @@ final class FairTicket extends CountedHold {
 		this.renewed = request.renewed();
 		this.startedAt = sentAt;
 		this.localDeadline = sentAt + request.lease().toNanos();
+	}
+
+	/** Counts an extension about to be sent; the count, for {@link #extended}. */
+	synchronized long extending() {
+		return ++this.extensions;
+	}
+
+	/**
+	 * Sets the local deadline from a statement sent at {@code sentAt} with this lease, unless
+	 * another extension was sent after it (counted after {@code extensions}).
+	 * @param extensions the count of extensions when the statement was sent
+	 */
+	synchronized void extended(long extensions, long sentAt, Duration lease) {
+		if (this.extensions == extensions) {
+			this.localDeadline = sentAt + lease.toNanos();
+		}
+	}
+
+	/** The count of extensions sent so far, for a renewal about to be sent. */
+	synchronized long extensions() {
+		return this.extensions;
 	}
 
 	@Override

@@ -1,9 +1,6 @@
 package io.github.dblock.jdbc;
 
-import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,6 +12,7 @@ import java.util.Optional;
 import java.util.function.Supplier;
 
 import io.github.dblock.jdbc.dialect.FairQueueStatements;
+import io.github.dblock.jdbc.dialect.OneTransaction;
 import io.github.dblock.jdbc.dialect.SqlDialect;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -22,7 +20,6 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DuplicateKeyException;
-import org.springframework.jdbc.core.ConnectionCallback;
 import org.springframework.jdbc.core.JdbcOperations;
 import org.springframework.jdbc.core.RowMapper;
 import org.springframework.jdbc.support.GeneratedKeyHolder;
@@ -85,7 +82,7 @@ public class JdbcFairLockRepository implements FairLockRepository {
 	/**
 	 * Where the dialect sends them together ({@link FairQueueStatements#enqueueAndLookSql()}),
 	 * the enqueue and the look at the key's lowest ticket in one round trip and one
-	 * transaction of their own: a failure rolls the transaction back. The look's
+	 * transaction of their own ({@link OneTransaction#sendTogether}). The look's
 	 * snapshot is taken after the enqueue locked the key's row (every earlier ticket of the
 	 * key has committed by then) and sees the ticket itself. A key with no row yet, or an
 	 * ended ticket ahead, takes the statements of {@link #enqueue} and {@link #head}.
@@ -96,9 +93,15 @@ public class JdbcFairLockRepository implements FairLockRepository {
 		if (sql == null) {
 			return FairLockRepository.super.enqueueAndLook(key, owner, lease);
 		}
-		long micros = SqlDialect.micros(lease);
-		long[] looked = retrying(() -> this.connections.onOwnConnection(
-				(jdbc) -> jdbc.execute((ConnectionCallback<long[]>) (con) -> enqueueAndLook(con, sql, owner, micros, key))));
+		Object[] parameters = { owner, SqlDialect.micros(lease), key, key };
+		long[] looked = retrying(() -> this.connections.onOwnConnection((jdbc) -> {
+			long[] rows = new long[3];
+			OneTransaction.sendTogether(jdbc, sql, parameters, (rs) -> rows[0] = rs.getLong(1), (rs) -> {
+				rows[1] = rs.getLong(1);
+				rows[2] = rs.getInt(2);
+			});
+			return rows;
+		}));
 		if (looked[0] == 0) {
 			// the key has no row yet: created, then the ticket
 			Ticket ticket = enqueue(key, owner, lease);
@@ -110,64 +113,6 @@ public class JdbcFairLockRepository implements FairLockRepository {
 		}
 		// an earlier ticket: the head if live, else deleted first
 		return new Enqueued(ticket, (looked[2] == 1) ? looked[1] : head(ticket));
-	}
-
-	/**
-	 * The ticket's number (0 if none), the lowest ticket's and whether it is live. A failure
-	 * rolls the transaction back before the connection goes back to the pool (it is in
-	 * autocommit, so the pool would not): an aborted transaction would refuse the next
-	 * caller's statements.
-	 */
-	private static long[] enqueueAndLook(Connection con, String sql, String owner, long micros, String key)
-			throws SQLException {
-		long[] looked;
-		try (PreparedStatement ps = con.prepareStatement(sql)) {
-			ps.setString(1, owner);
-			ps.setLong(2, micros);
-			ps.setString(3, key);
-			ps.setString(4, key);
-			looked = enqueuedAndLowest(ps);
-		}
-		catch (SQLException | RuntimeException ex) {
-			try (Statement rollback = con.createStatement()) {
-				rollback.execute("ROLLBACK");
-			}
-			catch (SQLException rollback) {
-				// the connection is broken: the pool discards it
-				ex.addSuppressed(rollback);
-			}
-			throw ex;
-		}
-		return looked;
-	}
-
-	/** Reads the two result sets of {@link FairQueueStatements#enqueueAndLookSql()}, past its other results. */
-	private static long[] enqueuedAndLowest(PreparedStatement ps) throws SQLException {
-		long[] looked = new long[3];
-		int resultSets = 0;
-		for (boolean rows = ps.execute();; rows = ps.getMoreResults()) {
-			if (rows) {
-				try (ResultSet rs = ps.getResultSet()) {
-					if (rs.next()) {
-						if (resultSets == 0) {
-							looked[0] = rs.getLong(1);
-						}
-						else {
-							looked[1] = rs.getLong(1);
-							looked[2] = rs.getInt(2);
-						}
-					}
-				}
-				resultSets++;
-			}
-			else if (ps.getUpdateCount() == -1) {
-				break;
-			}
-		}
-		if (resultSets != 2) {
-			throw new SQLException("The enqueue and look gave " + resultSets + " result sets, not 2");
-		}
-		return looked;
 	}
 
 	private @Nullable Long insertTicket(JdbcOperations jdbc, String key, String owner, Duration lease) {

@@ -251,6 +251,17 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 				.orElse(null);
 		}
 		Object[] lockKey = this.sql.lockKeyParameters(key);
+		String together = this.sql.insertWriterTogether();
+		if (together != null && lockKey != null) {
+			// as below, in one round trip, at READ COMMITTED whatever the session's isolation
+			Object[] all = new Object[lockKey.length + parameters.length];
+			System.arraycopy(lockKey, 0, all, 0, lockKey.length);
+			System.arraycopy(parameters, 0, all, lockKey.length, parameters.length);
+			List<Lease> inserted = new ArrayList<>(1);
+			OneTransaction.sendTogether(jdbc, together, all, (rs) -> {
+			}, (rs) -> inserted.add(taken.mapRow(rs, 0)));
+			return inserted.isEmpty() ? null : inserted.get(0);
+		}
 		if (insertWriterReturning != null && lockKey != null) {
 			// the key's token-order lock first, then the insert, whose snapshot is taken after it; else a
 			// reader's row committed while the insert waited for the lock would be missed by it, though

@@ -741,6 +741,10 @@ abstract class FairModeContractTests {
 		int before = this.leases.statements.get();
 		cycles(this.nodeA, fixed, cycles);
 		assertThat(this.leases.statements.get() - before).isEqualTo(roundTrips() * cycles);
+		// and with no wait (a tryLock)
+		before = this.leases.statements.get();
+		cycles(this.nodeA, fixed.withWait(Duration.ZERO), cycles);
+		assertThat(this.leases.statements.get() - before).isEqualTo(roundTrips() * cycles);
 	}
 
 	/**

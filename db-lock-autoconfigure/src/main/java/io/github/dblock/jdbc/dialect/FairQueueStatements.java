@@ -57,7 +57,7 @@ public final class FairQueueStatements {
 				+ " WHERE lock_key = ? AND ticket <= ? ORDER BY ticket LIMIT 1")
 			.formatted(dialect.now(), this.queue);
 		this.enqueueAndLookSql = this.generatedKey ? null
-				: dialect.fairEnqueueAndLookSql(this.enqueueSql,
+				: dialect.sentTogether(this.enqueueSql,
 						"SELECT ticket, CASE WHEN expires_at > %s THEN 1 ELSE 0 END AS live FROM %s WHERE lock_key = ? ORDER BY ticket LIMIT 1"
 							.formatted(dialect.now(), this.queue));
 		// by its primary key: a range on the key's index, or MySQL's choice of the expiry index, would lock more
@@ -105,11 +105,10 @@ public final class FairQueueStatements {
 
 	/**
 	 * The enqueue and a look at the key's lowest ticket in one round trip and one
-	 * transaction, where the dialect has them ({@link SqlSyntax#fairEnqueueAndLookSql}):
+	 * transaction, where the dialect sends statements together ({@link SqlSyntax#sentTogether}):
 	 * owner, lease in microseconds, key, key; its results are the ticket's number (no row if
 	 * the key has no row in the keys table) and the lowest ticket with whether it is live
-	 * ({@code live}, 1 or 0). It begins and commits its transaction: run it in autocommit,
-	 * and roll back after a failure.
+	 * ({@code live}, 1 or 0). Run by {@link OneTransaction#sendTogether}.
 	 * @return the SQL, or {@code null}
 	 */
 	public @Nullable String enqueueAndLookSql() {

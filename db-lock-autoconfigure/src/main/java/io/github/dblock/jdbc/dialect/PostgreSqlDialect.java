@@ -297,14 +297,15 @@ public class PostgreSqlDialect extends SqlDialect {
 
 	/**
 	 * pgjdbc sends the statements of one string together, before one {@code Sync}: in
-	 * autocommit, one round trip (left to pgjdbc, a transaction of its own costs more). The
-	 * transaction names its isolation, whatever the session's default (a
-	 * {@code REPEATABLE READ} snapshot would be taken before the enqueue waits for the key's
-	 * row); a statement that fails leaves it aborted, for the caller to roll back.
+	 * autocommit, one round trip (left to pgjdbc, a transaction of its own costs more round
+	 * trips). The transaction names its isolation, whatever the session's default (a
+	 * {@code REPEATABLE READ} snapshot would be taken when the first statement starts,
+	 * before it waits for a lock); a statement that fails leaves it aborted, for the caller
+	 * to roll back.
 	 */
 	@Override
-	public String fairEnqueueAndLookSql(String enqueue, String lowest) {
-		return "BEGIN ISOLATION LEVEL READ COMMITTED; " + enqueue + "; " + lowest + "; COMMIT";
+	public String sentTogether(String... statements) {
+		return "BEGIN ISOLATION LEVEL READ COMMITTED; " + String.join("; ", statements) + "; COMMIT";
 	}
 
 	/**

@@ -59,6 +59,8 @@ public final class ReadWriteStatements {
 
 	private final @Nullable String lockKeySql;
 
+	private final @Nullable String insertWriterTogether;
+
 	private final @Nullable String releaseWriter;
 
 	private final String releaseHolder;
@@ -126,6 +128,8 @@ public final class ReadWriteStatements {
 		this.drawReaderToken = dialect.drawTokenAfterInsertSql(holders,
 				" AND expires_at > " + now + " AND NOT EXISTS (" + liveIntent + ") AND NOT EXISTS (" + anyWriter + ")");
 		this.lockKeySql = dialect.tokenOrderLockSql();
+		this.insertWriterTogether = (this.lockKeySql != null && this.insertWriterReturning != null
+				&& this.drawToken == null) ? dialect.sentTogether(this.lockKeySql, this.insertWriterReturning) : null;
 		this.releaseWriter = dialect.releaseWriterSql(holders, intents);
 		this.releaseHolder = "DELETE FROM " + holders + " WHERE lock_key = ? AND owner = ? AND token = ?";
 		this.deleteIntent = "DELETE FROM " + intents + " WHERE lock_key = ? AND owner = ?";
@@ -288,6 +292,18 @@ public final class ReadWriteStatements {
 	 */
 	public @Nullable String lockKeySql() {
 		return this.lockKeySql;
+	}
+
+	/**
+	 * {@link #lockKeySql()} then {@link #insertWriterReturning()} in one round trip and one
+	 * transaction at {@code READ COMMITTED}, where the dialect sends statements together
+	 * ({@link SqlSyntax#sentTogether}, run by {@link OneTransaction#sendTogether}): the
+	 * parameters of the one, then of the other; its result sets are the lock's row and the
+	 * writer's row, if inserted.
+	 * @return the SQL, or {@code null}
+	 */
+	public @Nullable String insertWriterTogether() {
+		return this.insertWriterTogether;
 	}
 
 	/**

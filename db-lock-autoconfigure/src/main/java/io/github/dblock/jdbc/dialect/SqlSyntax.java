@@ -361,19 +361,15 @@ public abstract class SqlSyntax {
 	}
 
 	/**
-	 * The enqueue of a fair ticket and the first look at its queue's head, sent together in
-	 * one round trip as one transaction at {@code READ COMMITTED} that begins and commits
-	 * itself (run in autocommit, rolled back after a failure), where the driver sends
-	 * several statements of one string at once; the
-	 * look's snapshot is then taken after the enqueue has locked the key's row, so it sees
-	 * every earlier ticket of the key (each committed before that lock was granted).
-	 * @param enqueue the enqueue ({@link #fairEnqueueSql}): owner, lease in microseconds,
-	 * key; returning the ticket's number
-	 * @param lowest a read of the key's lowest ticket and whether it is live: key
-	 * @return the statements, or {@code null} (the default) where the driver sends one
-	 * statement at a time
+	 * Statements as one transaction at {@code READ COMMITTED} that begins and commits
+	 * itself, in one string that the driver sends in one round trip ({@link
+	 * OneTransaction#sendTogether}): each statement takes its snapshot when it starts, after
+	 * the locks its predecessors waited for, whatever the session's default isolation.
+	 * @param statements the statements, without a terminating semicolon
+	 * @return the string, or {@code null} (the default) where the driver sends one statement
+	 * at a time
 	 */
-	public @Nullable String fairEnqueueAndLookSql(String enqueue, String lowest) {
+	public @Nullable String sentTogether(String... statements) {
 		return null;
 	}
 

@@ -32,20 +32,20 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The fair mode's enqueue and first look at the head in one round trip on PostgreSQL
- * ({@code SqlSyntax#fairEnqueueAndLookSql}): the look sees a ticket that another session
- * committed while the enqueue waited for the key's row, whatever the session's default
- * isolation. Another session stands for another node's enqueue: it locks the key's row,
- * enqueues a ticket and commits it only once the engine's enqueue waits for that row.
+ * Statements sent together in one round trip on PostgreSQL ({@code SqlSyntax#sentTogether}):
+ * the fair mode's enqueue and first look at the head, the writer's token-order lock and
+ * insert. A statement after a wait for a lock sees what another session committed while it
+ * waited, whatever the session's default isolation. Another session stands for another
+ * node: it takes the lock, writes its row and commits only once the engine waits for it.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class PostgreSqlFairEnqueueTests {
+class PostgreSqlSentTogetherTests {
 
 	private static final String QUEUE = TestDatabase.TABLE + "_fair_queue";
 
 	private static final String KEYS = TestDatabase.TABLE + "_fair_keys";
 
-	private static final String APPLICATION = "db-lock-fair-enqueue";
+	private static final String APPLICATION = "db-lock-sent-together";
 
 	private final ExecutorService threads = Executors.newCachedThreadPool();
 
@@ -104,6 +104,47 @@ class PostgreSqlFairEnqueueTests {
 					new LockRequest(key, Duration.ofSeconds(30), Duration.ofSeconds(30), false, Duration.ZERO, DbLockMode.FAIR))) {
 				assertThat(held.fencingToken()).isGreaterThan(otherTicket);
 			}
+		}
+	}
+
+	/**
+	 * A writer whose insert waited for the key's token-order lock sees the reader's row that
+	 * the lock's holder committed meanwhile (whose token is smaller): it does not hold.
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "TRANSACTION_READ_COMMITTED", "TRANSACTION_REPEATABLE_READ" })
+	void aWriterSeesAReaderCommittedWhileItWaitedForTheTokenOrder(String isolation) throws Exception {
+		String key = "rw-together-" + isolation;
+		String holders = TestDatabase.TABLE + "_rw";
+		this.jdbc.update("DELETE FROM " + holders + " WHERE lock_key = ?", key);
+		this.jdbc.update("DELETE FROM " + holders + "_intents WHERE lock_key = ?", key);
+		try (HikariDataSource pool = pool(isolation);
+				LockEngine engine = new LockEngine(new JdbcLockRepository(pool, TestDatabase.POSTGRESQL.dialect(pool)),
+						LockEngineSettings.of(new Backoff(Duration.ofMillis(2), Duration.ofMillis(50))));
+				Connection other = this.plain.getConnection()) {
+			other.setAutoCommit(false);
+			Object[] order = TestDatabase.POSTGRESQL.dialect(this.plain).readWriteStatements().lockKeyParameters(key);
+			try (PreparedStatement lock = other.prepareStatement("SELECT pg_advisory_xact_lock(?, ?)");
+					PreparedStatement reader = other.prepareStatement("INSERT INTO " + holders
+							+ " (lock_key, owner, token, kind, acquired_at, expires_at) VALUES (?, 'reader-node#1', nextval('"
+							+ TestDatabase.TABLE + "_token_seq'), 'R', clock_timestamp(), clock_timestamp() + interval '10 minutes')")) {
+				lock.setObject(1, order[0]);
+				lock.setObject(2, order[1]);
+				lock.executeQuery().close();
+				reader.setString(1, key);
+				reader.executeUpdate();
+			}
+			Future<Optional<LockHandle>> attempt = this.threads.submit(() -> engine
+				.tryAcquire(new LockRequest(key, Duration.ZERO, Duration.ofSeconds(30), false, Duration.ZERO, DbLockMode.WRITE)));
+			// the writer's insert waits for the token order's lock, which the other session holds
+			await().atMost(Duration.ofSeconds(30)).until(this::enqueueWaitsForALock);
+			other.commit();
+			Optional<LockHandle> taken = attempt.get(30, TimeUnit.SECONDS);
+			taken.ifPresent(LockHandle::close);
+			assertThat(taken).as("the other node's reader holds").isEmpty();
+		}
+		finally {
+			this.jdbc.update("DELETE FROM " + holders + " WHERE lock_key = ?", key);
 		}
 	}
 
