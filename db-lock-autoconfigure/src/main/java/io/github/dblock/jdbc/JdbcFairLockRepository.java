@@ -84,8 +84,9 @@ public class JdbcFairLockRepository implements FairLockRepository {
 	 * the enqueue and the look at the key's lowest ticket in one round trip and one
 	 * transaction of their own ({@link OneTransaction#sendTogether}). The look's
 	 * snapshot is taken after the enqueue locked the key's row (every earlier ticket of the
-	 * key has committed by then) and sees the ticket itself. A key with no row yet, or an
-	 * ended ticket ahead, takes the statements of {@link #enqueue} and {@link #head}.
+	 * key has committed by then) and sees the ticket itself. A key with no row yet takes the
+	 * statements of {@link #enqueue}; then, and with an ended ticket ahead, the caller asks
+	 * for the head ({@link Enqueued#NOT_LOOKED}), which deletes such a ticket first.
 	 */
 	@Override
 	public Enqueued enqueueAndLook(String key, String owner, Duration lease) {
@@ -103,16 +104,15 @@ public class JdbcFairLockRepository implements FairLockRepository {
 			return rows;
 		}));
 		if (looked[0] == 0) {
-			// the key has no row yet: created, then the ticket
-			Ticket ticket = enqueue(key, owner, lease);
-			return new Enqueued(ticket, head(ticket));
+			// the key has no row yet: created, then the ticket, whose caller then asks for the head
+			return new Enqueued(enqueue(key, owner, lease), Enqueued.NOT_LOOKED);
 		}
 		Ticket ticket = new Ticket(key, owner, looked[0]);
 		if (looked[1] == ticket.number()) {
 			return new Enqueued(ticket, (looked[2] == 1) ? ticket.number() : 0L);
 		}
-		// an earlier ticket: the head if live, else deleted first
-		return new Enqueued(ticket, (looked[2] == 1) ? looked[1] : head(ticket));
+		// an earlier ticket: the head if live; else the caller asks for the head, which deletes it first
+		return new Enqueued(ticket, (looked[2] == 1) ? looked[1] : Enqueued.NOT_LOOKED);
 	}
 
 	private @Nullable Long insertTicket(JdbcOperations jdbc, String key, String owner, Duration lease) {

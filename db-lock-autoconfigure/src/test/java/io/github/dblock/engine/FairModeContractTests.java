@@ -1003,6 +1003,11 @@ abstract class FairModeContractTests {
 		// the cancel of the abandoned statement does not reach the server (a partition): it runs on
 		CountingRepository impatient = new CountingRepository(this.dataSource,
 				CancelNotSent.postgreSql(database().dialect(this.dataSource).table()), Duration.ofMillis(500));
+		for (int i = 0; i < keys; i++) {
+			// the keys' rows exist: the stall is in the enqueue sent with its look, whose commit lands late
+			this.jdbc.update("INSERT INTO " + TestDatabase.TABLE + "_fair_keys (lock_key) VALUES (?) ON CONFLICT DO NOTHING",
+					"stalled-" + i);
+		}
 		try (LockEngine stalled = new LockEngine(impatient, LockEngineSettings.of(BACKOFF))) {
 			for (int i = 0; i < keys; i++) {
 				LockRequest request = new LockRequest("stalled-" + i, Duration.ZERO, lease, false, Duration.ZERO,

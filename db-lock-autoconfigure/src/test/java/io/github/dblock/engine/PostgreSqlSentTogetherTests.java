@@ -16,6 +16,8 @@ import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockHandle;
 import io.github.dblock.LockRequest;
+import io.github.dblock.jdbc.FairLockRepository;
+import io.github.dblock.jdbc.FairLockRepository.Enqueued;
 import io.github.dblock.jdbc.JdbcLockRepository;
 import io.github.dblock.testsupport.TestDatabase;
 import org.junit.jupiter.api.AfterAll;
@@ -182,6 +184,27 @@ class PostgreSqlSentTogetherTests {
 			try (LockHandle held = engine.tryAcquire(request).orElseThrow()) {
 				assertThat(held.isHeld()).isTrue();
 			}
+		}
+	}
+
+	/** On a key with its row, the enqueue looks at the head in its own round trip: the look is taken. */
+	@Test
+	void theEnqueueOfAKnownKeyLooksAtTheHead() {
+		String key = "fair-enqueue-looks";
+		this.jdbc.update("DELETE FROM " + QUEUE + " WHERE lock_key = ?", key);
+		this.jdbc.update("INSERT INTO " + KEYS + " (lock_key) VALUES (?) ON CONFLICT DO NOTHING", key);
+		FairLockRepository queue = new JdbcLockRepository(this.plain, TestDatabase.POSTGRESQL.dialect(this.plain))
+			.fairQueue()
+			.orElseThrow();
+		Enqueued first = queue.enqueueAndLook(key, "looks#1", Duration.ofSeconds(30));
+		Enqueued second = queue.enqueueAndLook(key, "looks#2", Duration.ofSeconds(30));
+		try {
+			assertThat(first.head()).isEqualTo(first.ticket().number());
+			assertThat(second.head()).isEqualTo(first.ticket().number());
+		}
+		finally {
+			queue.leave(first.ticket());
+			queue.leave(second.ticket());
 		}
 	}
 
