@@ -85,17 +85,7 @@ public final class BeyondOneHolderCost {
 						new Variant("2 keys at once", (i) -> engine.acquireAll(List.of(LockRequest.of("a-" + run + "-" + i, WAIT,
 								LEASE), LockRequest.of("b-" + run + "-" + i, WAIT, LEASE))).close()));
 				rounds.measure(variants);
-				double raw = variants.get(0).median();
-				double lease = variants.get(1).median();
-				StringBuilder rows = new StringBuilder();
-				for (Variant variant : variants) {
-					rows.append("| ").append(name).append(" | ").append(variant.name).append(" | ")
-						.append(String.format("%.0f", variant.median())).append(" | ")
-						.append(String.format("%.2f", variant.p50Millis())).append(" | ")
-						.append(String.format("%.2fx", variant.median() / lease)).append(" | ")
-						.append(String.format("%.2fx", variant.median() / raw)).append(" |\n");
-				}
-				return rows.toString();
+				return OneThreadRounds.rows(name, variants, false);
 			}
 			finally {
 				jdbc.execute("DROP TABLE IF EXISTS db_lock_bench_raw");

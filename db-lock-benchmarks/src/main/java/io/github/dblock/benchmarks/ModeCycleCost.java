@@ -114,18 +114,7 @@ public final class ModeCycleCost {
 					}
 				}
 				rounds.measure(variants);
-				double raw = variants.get(0).median();
-				double lease = variants.get(1).median();
-				StringBuilder rows = new StringBuilder();
-				for (Variant variant : variants) {
-					rows.append("| ").append(name).append(vacuumed).append(" | ").append(variant.name).append(" | ")
-						.append(String.format("%.0f", variant.median())).append(" | ")
-						.append(String.format("%.2f", variant.p50Millis())).append(" | ")
-						.append(String.format("%.2fx", variant.median() / lease)).append(" | ")
-						.append(String.format("%.2fx", variant.median() / raw)).append(" | ")
-						.append(String.format("%.1f", variant.segmentsPerCycle())).append(" |\n");
-				}
-				return rows.toString();
+				return OneThreadRounds.rows(name + vacuumed, variants, true);
 			}
 			finally {
 				jdbc.execute("DROP TABLE IF EXISTS db_lock_bench_raw");

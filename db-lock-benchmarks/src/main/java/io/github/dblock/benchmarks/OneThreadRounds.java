@@ -87,6 +87,29 @@ final class OneThreadRounds {
 		}
 	}
 
+	/**
+	 * A report's rows of one database: each variant's median cycles per second, p50, and its
+	 * ratios to the second variant (the lease cycle) and to the first (raw), with the TCP
+	 * segments a cycle if asked.
+	 */
+	static String rows(String database, List<Variant> variants, boolean segments) {
+		double raw = variants.get(0).median();
+		double lease = variants.get(1).median();
+		StringBuilder rows = new StringBuilder();
+		for (Variant variant : variants) {
+			rows.append("| ").append(database).append(" | ").append(variant.name).append(" | ")
+				.append(String.format("%.0f", variant.median())).append(" | ")
+				.append(String.format("%.2f", variant.p50Millis())).append(" | ")
+				.append(String.format("%.2fx", variant.median() / lease)).append(" | ")
+				.append(String.format("%.2fx", variant.median() / raw)).append(" |");
+			if (segments) {
+				rows.append(' ').append(String.format("%.1f", variant.segmentsPerCycle())).append(" |");
+			}
+			rows.append('\n');
+		}
+		return rows.toString();
+	}
+
 	/** Writes a report to the results directory and prints it. */
 	static void write(String[] args, String file, CharSequence report) throws IOException {
 		Path results = Path.of(args.length > 0 ? args[0] : "results");
