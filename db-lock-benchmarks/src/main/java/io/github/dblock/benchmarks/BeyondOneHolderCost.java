@@ -1,7 +1,6 @@
 package io.github.dblock.benchmarks;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 
@@ -50,19 +49,10 @@ public final class BeyondOneHolderCost {
 	 * @throws Exception if a database fails
 	 */
 	public static void main(String[] args) throws Exception {
-		OneThreadRounds rounds = OneThreadRounds.fromEnvironment();
-		StringBuilder report = new StringBuilder("# A semaphore's permit and two keys at once\n\n")
-			.append("One thread, uncontended; a new key every cycle, but for the semaphore (one key of 3 permits). ")
-			.append(rounds.describe()).append(". Run ").append(Instant.now()).append(", load average ")
-			.append(OneThreadRounds.loadAverage()).append(".\n\n")
-			.append("| database | cycle | cycles/s (median of rounds) | p50 ms | vs. the lease cycle | vs. raw |\n")
-			.append("|---|---|---|---|---|---|\n");
-		for (String[] database : OneThreadRounds.databases()) {
-			report.append(measure(database[0], database[1], database[2], rounds));
-		}
-		report.append("\nThe command: `./mvnw -pl db-lock-benchmarks -am verify -Pbench -DskipTests ")
-			.append("-Dbench.main=io.github.dblock.benchmarks.BeyondOneHolderCost`.\n");
-		OneThreadRounds.write(args, "beyond-one-holder.md", report);
+		OneThreadRounds.report(args, "A semaphore's permit and two keys at once",
+				"One thread, uncontended; a new key every cycle, but for the semaphore (one key of 3 permits).",
+				"| database | cycle | cycles/s (median of rounds) | p50 ms | vs. the lease cycle | vs. raw |\n|---|---|---|---|---|---|\n",
+				BeyondOneHolderCost.class, "beyond-one-holder.md", BeyondOneHolderCost::measure);
 	}
 
 	private static String measure(String name, String url, String user, OneThreadRounds rounds) throws Exception {

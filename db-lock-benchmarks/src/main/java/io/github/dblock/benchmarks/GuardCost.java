@@ -1,7 +1,6 @@
 package io.github.dblock.benchmarks;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 
@@ -45,19 +44,11 @@ public final class GuardCost {
 	 * @throws Exception if a database fails
 	 */
 	public static void main(String[] args) throws Exception {
-		OneThreadRounds rounds = OneThreadRounds.fromEnvironment();
-		StringBuilder report = new StringBuilder("# The commit guard's cost\n\n")
-			.append("A business transaction under a lock, one thread, a new key every cycle: acquire, begin, `SELECT` a ")
-			.append("row, `UPDATE` it, commit, release. `db-lock.guard-commits` adds one statement before the commit. ")
-			.append(rounds.describe()).append(". Run ").append(Instant.now()).append(", load average ")
-			.append(OneThreadRounds.loadAverage()).append(".\n\n")
-			.append("| database | variant | cycles/s (median of rounds) | p50 ms | vs. without the guard |\n|---|---|---|---|---|\n");
-		for (String[] database : OneThreadRounds.databases()) {
-			report.append(measure(database[0], database[1], database[2], rounds));
-		}
-		report.append("\nThe command: `./mvnw -pl db-lock-benchmarks -am verify -Pbench -DskipTests ")
-			.append("-Dbench.main=io.github.dblock.benchmarks.GuardCost`.\n");
-		OneThreadRounds.write(args, "guard-cost.md", report);
+		OneThreadRounds.report(args, "The commit guard's cost",
+				"A business transaction under a lock, one thread, a new key every cycle: acquire, begin, `SELECT` a "
+						+ "row, `UPDATE` it, commit, release. `db-lock.guard-commits` adds one statement before the commit.",
+				"| database | variant | cycles/s (median of rounds) | p50 ms | vs. without the guard |\n|---|---|---|---|---|\n",
+				GuardCost.class, "guard-cost.md", GuardCost::measure);
 	}
 
 	private static String measure(String name, String url, String user, OneThreadRounds rounds) throws Exception {

@@ -1,7 +1,6 @@
 package io.github.dblock.benchmarks;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -54,19 +53,11 @@ public final class ModeCycleCost {
 	 * @throws Exception if a database fails
 	 */
 	public static void main(String[] args) throws Exception {
-		OneThreadRounds rounds = OneThreadRounds.fromEnvironment();
-		StringBuilder report = new StringBuilder("# Every mode's cycle on a known key\n\n")
-			.append("One thread, uncontended, one key per variant. ")
-			.append(rounds.describe()).append(". Run ").append(Instant.now()).append(", load average ")
-			.append(OneThreadRounds.loadAverage()).append(".\n\n")
-			.append("| database | cycle | cycles/s (median of rounds) | p50 ms | vs. the lease cycle | vs. raw | TCP segments a cycle |\n")
-			.append("|---|---|---|---|---|---|---|\n");
-		for (String[] database : OneThreadRounds.databases()) {
-			report.append(measure(database[0], database[1], database[2], rounds));
-		}
-		report.append("\nThe command: `./mvnw -pl db-lock-benchmarks -am verify -Pbench -DskipTests ")
-			.append("-Dbench.main=io.github.dblock.benchmarks.ModeCycleCost`.\n");
-		OneThreadRounds.write(args, "mode-cycles.md", report);
+		OneThreadRounds.report(args, "Every mode's cycle on a known key",
+				"One thread, uncontended, one key per variant.",
+				"| database | cycle | cycles/s (median of rounds) | p50 ms | vs. the lease cycle | vs. raw | TCP segments a cycle |\n"
+						+ "|---|---|---|---|---|---|---|\n",
+				ModeCycleCost.class, "mode-cycles.md", ModeCycleCost::measure);
 	}
 
 	/** The modes of {@code DB_LOCK_BENCH_MODES} (comma-separated), the lease mode first; default lease, fair, read, write. */

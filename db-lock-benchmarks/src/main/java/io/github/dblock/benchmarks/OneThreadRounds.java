@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -108,6 +109,41 @@ final class OneThreadRounds {
 			rows.append('\n');
 		}
 		return rows.toString();
+	}
+
+	/** One database's rows of a report, measured with these rounds. */
+	@FunctionalInterface
+	interface Measure {
+
+		String rows(String database, String url, String user, OneThreadRounds rounds) throws Exception;
+
+	}
+
+	/**
+	 * Measures every database of the environment and writes their report: its title, what it
+	 * measures, the machine's load, the table of each database's rows and the command.
+	 * @param args the main method's arguments: the results directory
+	 * @param title the report's title
+	 * @param description what is measured, one or more sentences
+	 * @param columns the table's header row, with its separator row
+	 * @param main the measurement's main class, for the command
+	 * @param file the report's file name
+	 * @param measure the rows of one database
+	 */
+	static void report(String[] args, String title, String description, String columns, Class<?> main, String file,
+			Measure measure) throws Exception {
+		OneThreadRounds rounds = fromEnvironment();
+		StringBuilder report = new StringBuilder("# ").append(title).append("\n\n")
+			.append(description).append(' ')
+			.append(rounds.describe()).append(". Run ").append(Instant.now()).append(", load average ")
+			.append(loadAverage()).append(".\n\n")
+			.append(columns);
+		for (String[] database : databases()) {
+			report.append(measure.rows(database[0], database[1], database[2], rounds));
+		}
+		report.append("\nThe command: `./mvnw -pl db-lock-benchmarks -am verify -Pbench -DskipTests ")
+			.append("-Dbench.main=").append(main.getName()).append("`.\n");
+		write(args, file, report);
 	}
 
 	/** Writes a report to the results directory and prints it. */
