@@ -253,7 +253,10 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 		Object[] lockKey = this.sql.lockKeyParameters(key);
 		String together = this.sql.insertWriterTogether();
 		if (together != null && lockKey != null) {
-			// as below, in one round trip, at READ COMMITTED whatever the session's isolation
+			// the key's token-order lock first, then the insert, whose snapshot is taken after it (READ COMMITTED,
+			// whatever the session's isolation); else a reader's row committed while the insert waited for the lock
+			// would be missed by it, though that reader drew a smaller token (and holds once its check runs after
+			// this writer's release)
 			Object[] all = new Object[lockKey.length + parameters.length];
 			System.arraycopy(lockKey, 0, all, 0, lockKey.length);
 			System.arraycopy(parameters, 0, all, lockKey.length, parameters.length);
@@ -261,16 +264,6 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 			OneTransaction.sendTogether(jdbc, together, all, (rs) -> {
 			}, (rs) -> inserted.add(taken.mapRow(rs, 0)));
 			return inserted.isEmpty() ? null : inserted.get(0);
-		}
-		if (insertWriterReturning != null && lockKey != null) {
-			// the key's token-order lock first, then the insert, whose snapshot is taken after it; else a
-			// reader's row committed while the insert waited for the lock would be missed by it, though
-			// that reader drew a smaller token (and holds once its check runs after this writer's release)
-			return OneTransaction.run(jdbc, (con) -> {
-				jdbc.query(this.sql.lockKeySql(), (rs) -> {
-				}, lockKey);
-				return jdbc.query(insertWriterReturning, taken, parameters).stream().findFirst();
-			}).orElse(null);
 		}
 		if (insertWriterReturning != null) {
 			return jdbc.query(insertWriterReturning, taken, parameters).stream().findFirst().orElse(null);

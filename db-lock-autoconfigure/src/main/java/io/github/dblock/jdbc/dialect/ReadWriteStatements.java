@@ -57,8 +57,6 @@ public final class ReadWriteStatements {
 
 	private final @Nullable String drawReaderToken;
 
-	private final @Nullable String lockKeySql;
-
 	private final @Nullable String insertWriterTogether;
 
 	private final @Nullable String releaseWriter;
@@ -127,9 +125,13 @@ public final class ReadWriteStatements {
 		this.drawToken = dialect.drawTokenAfterInsertSql(holders, "");
 		this.drawReaderToken = dialect.drawTokenAfterInsertSql(holders,
 				" AND expires_at > " + now + " AND NOT EXISTS (" + liveIntent + ") AND NOT EXISTS (" + anyWriter + ")");
-		this.lockKeySql = dialect.tokenOrderLockSql();
-		this.insertWriterTogether = (this.lockKeySql != null && this.insertWriterReturning != null
-				&& this.drawToken == null) ? dialect.sentTogether(this.lockKeySql, this.insertWriterReturning) : null;
+		String lockKey = dialect.tokenOrderLockSql();
+		this.insertWriterTogether = (lockKey != null && this.insertWriterReturning != null && this.drawToken == null)
+				? dialect.sentTogether(lockKey, this.insertWriterReturning) : null;
+		if (lockKey != null && this.insertWriterTogether == null) {
+			throw new IllegalArgumentException("The read/write mode's token-order lock needs a writer's insert "
+					+ "returning its row, sent together with the lock (SqlSyntax.sentTogether), for " + dialect);
+		}
 		this.releaseWriter = dialect.releaseWriterSql(holders, intents);
 		this.releaseHolder = "DELETE FROM " + holders + " WHERE lock_key = ? AND owner = ? AND token = ?";
 		this.deleteIntent = "DELETE FROM " + intents + " WHERE lock_key = ? AND owner = ?";
@@ -284,23 +286,14 @@ public final class ReadWriteStatements {
 	}
 
 	/**
-	 * Takes the key's token-order lock for the rest of the transaction, before a writer's insert, so that
-	 * the insert's snapshot, taken when it starts, holds every reader's row committed by an insert that
-	 * drew its token before: the parameters of {@link #lockKeyParameters(String)}; {@code null} where
-	 * there is no such lock.
-	 * @return the SQL
-	 */
-	public @Nullable String lockKeySql() {
-		return this.lockKeySql;
-	}
-
-	/**
-	 * {@link #lockKeySql()} then {@link #insertWriterReturning()} in one round trip and one
-	 * transaction at {@code READ COMMITTED}, where the dialect sends statements together
-	 * ({@link SqlSyntax#sentTogether}, run by {@link OneTransaction#sendTogether}): the
-	 * parameters of the one, then of the other; its result sets are the lock's row and the
-	 * writer's row, if inserted.
-	 * @return the SQL, or {@code null}
+	 * Where the dialect orders a key's tokens with a lock ({@link SqlSyntax#tokenOrderLockSql()}):
+	 * the key's token-order lock, then {@link #insertWriterReturning()}, in one round trip and
+	 * one transaction at {@code READ COMMITTED} ({@link SqlSyntax#sentTogether}, run by
+	 * {@link OneTransaction#sendTogether}), so that the insert's snapshot, taken when it
+	 * starts, after the lock, holds every reader's row committed by an insert that drew its
+	 * token before: the parameters of {@link #lockKeyParameters(String)}, then of the insert;
+	 * its result sets are the lock's row and the writer's row, if inserted.
+	 * @return the SQL, or {@code null} where there is no such lock
 	 */
 	public @Nullable String insertWriterTogether() {
 		return this.insertWriterTogether;
@@ -429,7 +422,7 @@ public final class ReadWriteStatements {
 	}
 
 	/**
-	 * The parameters of {@link #lockKeySql()}.
+	 * The parameters of the token-order lock of {@link #insertWriterTogether()}.
 	 * @param key the key
 	 * @return the lock's parameters, or {@code null} where there is no such lock
 	 */
