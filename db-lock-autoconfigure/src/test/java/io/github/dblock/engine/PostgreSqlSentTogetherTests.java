@@ -35,8 +35,8 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Statements sent together in one round trip on PostgreSQL ({@code SqlSyntax#sentTogether}):
- * the fair mode's enqueue and first look at the head, the writer's token-order lock and
- * insert. A statement after a wait for a lock sees what another session committed while it
+ * the fair mode's enqueue and first look at the head, the writer's and the reader's
+ * token-order lock and insert. A statement after a wait for a lock sees what another session committed while it
  * waited, whatever the session's default isolation. Another session stands for another
  * node: it takes the lock, writes its row and commits only once the engine waits for it.
  */
@@ -144,6 +144,60 @@ class PostgreSqlSentTogetherTests {
 			Optional<LockHandle> taken = attempt.get(30, TimeUnit.SECONDS);
 			taken.ifPresent(LockHandle::close);
 			assertThat(taken).as("the other node's reader holds").isEmpty();
+		}
+		finally {
+			this.jdbc.update("DELETE FROM " + holders + " WHERE lock_key = ?", key);
+		}
+	}
+
+	/**
+	 * A reader whose insert waited for the key's token-order lock sees the writer's row that
+	 * the lock's holder committed meanwhile, though no intent of that writer is live (as
+	 * while its intent's renewal is late): it does not hold; once the row is gone it holds,
+	 * with a larger token.
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "TRANSACTION_READ_COMMITTED", "TRANSACTION_REPEATABLE_READ" })
+	void aReaderSeesAWriterCommittedWhileItWaitedForTheTokenOrder(String isolation) throws Exception {
+		String key = "rw-reader-together-" + isolation;
+		String holders = TestDatabase.TABLE + "_rw";
+		this.jdbc.update("DELETE FROM " + holders + " WHERE lock_key = ?", key);
+		this.jdbc.update("DELETE FROM " + holders + "_intents WHERE lock_key = ?", key);
+		try (HikariDataSource pool = pool(isolation);
+				LockEngine engine = new LockEngine(new JdbcLockRepository(pool, TestDatabase.POSTGRESQL.dialect(pool)),
+						LockEngineSettings.of(new Backoff(Duration.ofMillis(2), Duration.ofMillis(50))));
+				Connection other = this.plain.getConnection()) {
+			other.setAutoCommit(false);
+			Object[] order = TestDatabase.POSTGRESQL.dialect(this.plain).readWriteStatements().lockKeyParameters(key);
+			long writerToken;
+			try (PreparedStatement lock = other.prepareStatement("SELECT pg_advisory_xact_lock(?, ?)");
+					PreparedStatement writer = other.prepareStatement("INSERT INTO " + holders
+							+ " (lock_key, owner, token, kind, acquired_at, expires_at) VALUES (?, 'writer-node#1', nextval('"
+							+ TestDatabase.TABLE + "_token_seq'), 'W', clock_timestamp(), clock_timestamp() + interval '10 minutes') "
+							+ "RETURNING token")) {
+				lock.setObject(1, order[0]);
+				lock.setObject(2, order[1]);
+				lock.executeQuery().close();
+				writer.setString(1, key);
+				try (ResultSet rs = writer.executeQuery()) {
+					rs.next();
+					writerToken = rs.getLong(1);
+				}
+			}
+			Future<Optional<LockHandle>> attempt = this.threads.submit(() -> engine
+				.tryAcquire(new LockRequest(key, Duration.ZERO, Duration.ofSeconds(30), false, Duration.ZERO, DbLockMode.READ)));
+			// the reader's insert waits for the token order's lock, which the other session holds
+			await().atMost(Duration.ofSeconds(30)).until(this::enqueueWaitsForALock);
+			other.commit();
+			Optional<LockHandle> taken = attempt.get(30, TimeUnit.SECONDS);
+			taken.ifPresent(LockHandle::close);
+			assertThat(taken).as("the other node's writer holds").isEmpty();
+			this.jdbc.update("DELETE FROM " + holders + " WHERE lock_key = ?", key);
+			try (LockHandle held = engine.tryAcquire(
+					new LockRequest(key, Duration.ZERO, Duration.ofSeconds(30), false, Duration.ZERO, DbLockMode.READ))
+				.orElseThrow()) {
+				assertThat(held.fencingToken()).isGreaterThan(writerToken);
+			}
 		}
 		finally {
 			this.jdbc.update("DELETE FROM " + holders + " WHERE lock_key = ?", key);

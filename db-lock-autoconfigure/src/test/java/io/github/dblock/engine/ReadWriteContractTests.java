@@ -33,6 +33,7 @@ import io.github.dblock.jdbc.ReadWriteLockRepository;
 import io.github.dblock.jdbc.ReadWriteLockRepository.WriteAttempt;
 import io.github.dblock.jdbc.dialect.SqlDialect;
 import io.github.dblock.testsupport.Concurrently;
+import io.github.dblock.testsupport.RoundTripCountingDataSource;
 import io.github.dblock.testsupport.TestDatabase;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
@@ -132,6 +133,27 @@ abstract class ReadWriteContractTests {
 			pool.shutdownNow();
 		}
 		assertThat(this.nodeA.waiting()).isEmpty();
+	}
+
+	/**
+	 * One thread, no contention, a new key each time: a read cycle is 2 round trips on
+	 * PostgreSQL (the reader's insert, sent together with the key's token-order lock, and the
+	 * release), as the lease mode's; 3 elsewhere (the insert, its check, the release).
+	 */
+	@Test
+	void anUncontendedReadCycleIsTwoRoundTripsOnPostgreSql() {
+		RoundTripCountingDataSource counting = new RoundTripCountingDataSource(this.dataSource);
+		try (LockEngine engine = new LockEngine(new JdbcLockRepository(counting, database().dialect(this.dataSource)),
+				LockEngineSettings.of(BACKOFF))) {
+			engine.acquire(request(DbLockMode.READ, "read-cycle-0", Duration.ZERO)).close();
+			int before = counting.roundTrips();
+			int cycles = 20;
+			for (int i = 1; i <= cycles; i++) {
+				engine.acquire(request(DbLockMode.READ, "read-cycle-" + i, Duration.ZERO)).close();
+			}
+			int expected = (database() == TestDatabase.POSTGRESQL) ? 2 : 3;
+			assertThat(counting.roundTrips() - before).isEqualTo(expected * cycles);
+		}
 	}
 
 	@Test

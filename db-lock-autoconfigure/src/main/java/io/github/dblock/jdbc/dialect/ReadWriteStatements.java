@@ -3,6 +3,7 @@ package io.github.dblock.jdbc.dialect;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.Objects;
 
 import org.jspecify.annotations.Nullable;
 
@@ -18,7 +19,9 @@ import org.jspecify.annotations.Nullable;
  * insert, which comes after its intent has committed, thus either sees the reader's row (and
  * waits) or comes before the reader's draw, which then sees the intent, or, once the writer
  * is gone, draws after it. A reader's row is checked against writers after its insert
- * commits.
+ * commits, except where the inserts are sent together with the token-order lock
+ * ({@link #insertReaderTogether()}): there each insert's snapshot, taken after the lock,
+ * holds every row of the key inserted before it, and checks in the insert itself.
  *
  * @since 0.1.0
  */
@@ -58,6 +61,8 @@ public final class ReadWriteStatements {
 	private final @Nullable String drawReaderToken;
 
 	private final @Nullable String insertWriterTogether;
+
+	private final @Nullable String insertReaderTogether;
 
 	private final @Nullable String releaseWriter;
 
@@ -128,6 +133,14 @@ public final class ReadWriteStatements {
 		String lockKey = dialect.tokenOrderLockSql();
 		this.insertWriterTogether = (lockKey != null && this.insertWriterReturning != null && this.drawToken == null)
 				? dialect.sentTogether(lockKey, this.insertWriterReturning) : null;
+		// after the lock, the insert's snapshot holds every writer's row whose insert drew before it: no check after
+		this.insertReaderTogether = (this.insertWriterTogether != null) ? dialect.sentTogether(lockKey,
+				dialect.insertReturning("INSERT INTO " + holders + " (lock_key, owner" + tokenColumn
+						+ ", kind, acquired_at, expires_at) SELECT " + dialect.keyParameter() + ", "
+						+ dialect.ownerParameter() + tokenParameter + ", 'R', " + start + ", " + dialect.plusMicros(start)
+						+ dialect.fromNoTable() + " WHERE NOT EXISTS (" + liveIntent + ") AND NOT EXISTS (" + anyWriter
+						+ ")", "token, expires_at"))
+				: null;
 		if (lockKey != null && this.insertWriterTogether == null) {
 			throw new IllegalArgumentException("The read/write mode's token-order lock needs a writer's insert "
 					+ "returning its row, sent together with the lock (SqlSyntax.sentTogether), for " + dialect);
@@ -300,6 +313,21 @@ public final class ReadWriteStatements {
 	}
 
 	/**
+	 * Where the writer's insert is {@link #insertWriterTogether() sent together} with the
+	 * key's token-order lock: the lock, then the reader's insert, unless a writer's intent is
+	 * live or the key has a writer row, live or ended, returning its {@code token} and
+	 * {@code expires_at}, in one round trip and one transaction at {@code READ COMMITTED}.
+	 * Every insert of the key's holders takes the lock first and holds it until it commits,
+	 * so each one's snapshot holds every row inserted before: the reader needs no check after
+	 * its insert. Parameters: {@link #insertReaderTogetherParameters(String, String, long)};
+	 * result sets: the lock's row, and the reader's row if inserted.
+	 * @return the SQL, or {@code null} where the reader's insert is checked after it commits
+	 */
+	public @Nullable String insertReaderTogether() {
+		return this.insertReaderTogether;
+	}
+
+	/**
 	 * Deletes a writer's row and its intent in one statement, where the database can (see {@link
 	 * #releaseWriterParameters}), deleting nothing if the writer's row is gone; {@code null} elsewhere.
 	 * @return the SQL
@@ -444,6 +472,19 @@ public final class ReadWriteStatements {
 			return new Object[] { key, owner, leaseMicros, key };
 		}
 		return new Object[] { key, owner, leaseMicros, lock[0], lock[1], key };
+	}
+
+	/**
+	 * The parameters of {@link #insertReaderTogether()}: the key's token-order lock, key,
+	 * owner, lease, key, key.
+	 * @param key the key
+	 * @param owner the reader
+	 * @param leaseMicros the lease in microseconds
+	 * @return the parameters
+	 */
+	public Object[] insertReaderTogetherParameters(String key, String owner, long leaseMicros) {
+		Object[] lock = Objects.requireNonNull(this.dialect.tokenOrderLock(this.holders, key));
+		return new Object[] { lock[0], lock[1], key, owner, leaseMicros, key, key };
 	}
 
 	/**
