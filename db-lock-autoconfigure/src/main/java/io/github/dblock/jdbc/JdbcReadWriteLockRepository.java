@@ -228,11 +228,12 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 		AtomicReference<@Nullable List<String>> endedHolders = new AtomicReference<>();
 		try {
 			WriteAttempt attempt = this.connections.onOwnConnection((jdbc) -> {
-				if (!claim(jdbc, key, owner, lease, again)) {
+				WriteAttempt claimed = claimAndInsert(jdbc, key, owner, lease, again);
+				if (!claimed.intent()) {
 					markWanted(jdbc, key, owner);
-					return new WriteAttempt(false, null);
+					return claimed;
 				}
-				Lease inserted = insertWriter(jdbc, key, owner, lease);
+				Lease inserted = claimed.lease();
 				if (inserted == null) {
 					List<String> ended = jdbc.queryForList(this.sql.endedHolders(), String.class, key);
 					if (!ended.isEmpty()) {
@@ -270,6 +271,30 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 			// whether the intent is this writer's is not known: the next attempt claims it again
 			return new WriteAttempt(true, null);
 		}
+	}
+
+	/**
+	 * Claims the key's intent, then inserts the writer's row if the intent is this writer's:
+	 * in one round trip where the dialect sends them together with the key's token-order lock
+	 * ({@link ReadWriteStatements#claimAndInsertWriterTogether()}), else the claim commits first.
+	 */
+	private WriteAttempt claimAndInsert(JdbcOperations jdbc, String key, String owner, Duration lease, boolean again) {
+		String together = this.sql.claimAndInsertWriterTogether();
+		if (together == null) {
+			if (!claim(jdbc, key, owner, lease, again)) {
+				return new WriteAttempt(false, null);
+			}
+			return new WriteAttempt(true, insertWriter(jdbc, key, owner, lease));
+		}
+		boolean[] intent = { false };
+		List<Lease> inserted = new ArrayList<>(1);
+		OneTransaction.sendTogether(jdbc, together,
+				this.sql.claimAndInsertWriterTogetherParameters(key, owner, SqlDialect.micros(lease),
+						SqlDialect.micros(lease.dividedBy(2))),
+				(rs) -> {
+				}, (rs) -> intent[0] = true, (rs) -> inserted.add(new Lease(key, owner, rs.getLong("token"),
+						this.sql.readInstant(rs, "expires_at"))));
+		return new WriteAttempt(intent[0], inserted.isEmpty() ? null : inserted.get(0));
 	}
 
 	/**

@@ -264,6 +264,14 @@ public class PostgreSqlDialect extends SqlDialect {
 		return "INSERT INTO " + table + " (" + columns + ") VALUES (" + values + ") ON CONFLICT (lock_key) DO NOTHING";
 	}
 
+	/** {@code ON CONFLICT (lock_key) DO UPDATE ... WHERE ... RETURNING owner}. */
+	@Override
+	public String claimIntentSql(String intents, String expiresAt) {
+		return "INSERT INTO " + intents + " AS c (lock_key, owner, expires_at) VALUES (?, ?, " + expiresAt
+				+ ") ON CONFLICT (lock_key) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at "
+				+ "WHERE c.owner = EXCLUDED.owner OR c.expires_at <= " + now() + " RETURNING c.owner";
+	}
+
 	/** {@code ON CONFLICT DO NOTHING}: no error, so none in the server's log, for a key taken. */
 	@Override
 	public String insertUnlessPrimaryKeyExists(String table, String columns, String values) {

@@ -64,6 +64,8 @@ public final class ReadWriteStatements {
 
 	private final @Nullable String insertReaderTogether;
 
+	private final @Nullable String claimAndInsertWriterTogether;
+
 	private final @Nullable String releaseWriter;
 
 	private final String releaseHolder;
@@ -141,6 +143,9 @@ public final class ReadWriteStatements {
 						+ dialect.fromNoTable() + " WHERE NOT EXISTS (" + liveIntent + ") AND NOT EXISTS (" + anyWriter
 						+ ")", "token, expires_at"))
 				: null;
+		String claimInOne = dialect.claimIntentSql(intents, dialect.plusMicros(now));
+		this.claimAndInsertWriterTogether = (this.insertWriterTogether != null && claimInOne != null)
+				? dialect.sentTogether(lockKey, claimInOne, this.insertWriterReturning) : null;
 		if (lockKey != null && this.insertWriterTogether == null) {
 			throw new IllegalArgumentException("The read/write mode's token-order lock needs a writer's insert "
 					+ "returning its row, sent together with the lock (SqlSyntax.sentTogether), for " + dialect);
@@ -310,6 +315,21 @@ public final class ReadWriteStatements {
 	 */
 	public @Nullable String insertWriterTogether() {
 		return this.insertWriterTogether;
+	}
+
+	/**
+	 * Where the writer's insert is {@link #insertWriterTogether() sent together} with the
+	 * key's token-order lock and the dialect claims an intent in one statement
+	 * ({@link SqlSyntax#claimIntentSql}): the lock, the claim and the insert, in one round
+	 * trip and one transaction at {@code READ COMMITTED}. The intent commits with the
+	 * writer's row, or alone if the insert finds holders. Parameters:
+	 * {@link #claimAndInsertWriterTogetherParameters(String, String, long, long)}; result
+	 * sets: the lock's row, the intent's row if it is this writer's, the writer's row if
+	 * inserted.
+	 * @return the SQL, or {@code null} where the claim commits before the insert
+	 */
+	public @Nullable String claimAndInsertWriterTogether() {
+		return this.claimAndInsertWriterTogether;
 	}
 
 	/**
@@ -485,6 +505,25 @@ public final class ReadWriteStatements {
 	public Object[] insertReaderTogetherParameters(String key, String owner, long leaseMicros) {
 		Object[] lock = Objects.requireNonNull(this.dialect.tokenOrderLock(this.holders, key));
 		return new Object[] { lock[0], lock[1], key, owner, leaseMicros, key, key };
+	}
+
+	/**
+	 * The parameters of {@link #claimAndInsertWriterTogether()}: the key's token-order lock,
+	 * key, owner, lease, then those of {@link #insertWriter()}.
+	 * @param key the key
+	 * @param owner the writer
+	 * @param leaseMicros the lease in microseconds
+	 * @param marginMicros the least the intent must have left, in microseconds
+	 * @return the parameters
+	 */
+	public Object[] claimAndInsertWriterTogetherParameters(String key, String owner, long leaseMicros,
+			long marginMicros) {
+		Object[] lock = Objects.requireNonNull(this.dialect.tokenOrderLock(this.holders, key));
+		Object[] insert = insertWriterParameters(key, owner, leaseMicros, marginMicros);
+		Object[] all = new Object[5 + insert.length];
+		System.arraycopy(new Object[] { lock[0], lock[1], key, owner, leaseMicros }, 0, all, 0, 5);
+		System.arraycopy(insert, 0, all, 5, insert.length);
+		return all;
 	}
 
 	/**

@@ -141,6 +141,21 @@ public abstract class SqlSyntax {
 	}
 
 	/**
+	 * A writer's claim of a key's intent in one statement, where the database can say it in
+	 * one: inserts the intent, or takes the key's row if it is this owner's or has ended
+	 * (locking it either way until the transaction ends), returning one row if the intent is
+	 * now this owner's.
+	 * @param intents the intents' table, with {@code lock_key} (its primary key),
+	 * {@code owner} and {@code expires_at}
+	 * @param expiresAt the new end, with the lease as its one parameter
+	 * @return the SQL, with the key, the owner and the lease as parameters, or {@code null}
+	 * (the default) where it takes an insert and an update
+	 */
+	public @Nullable String claimIntentSql(String intents, String expiresAt) {
+		return null;
+	}
+
+	/**
 	 * An {@code INSERT} of one row that does nothing where a row with the same primary key
 	 * exists, whatever the table's primary key, where the database can say so in the
 	 * statement; here a plain {@code INSERT}, which fails with a duplicate key. Either way
