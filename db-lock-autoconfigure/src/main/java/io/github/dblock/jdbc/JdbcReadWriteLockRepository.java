@@ -60,6 +60,15 @@ import org.springframework.jdbc.core.RowMapper;
  * intent was renewed by the statement before: a reader that judged it expired would have to
  * run after a writer's statement that took longer than half the lease (far longer than the
  * statement timeout with any sensible lease).
+ * <p>
+ * Where the dialect sends statements together with the key's token-order lock (PostgreSQL,
+ * {@link ReadWriteStatements#insertReaderTogether()}), every insert of the key's holders
+ * takes that lock before its snapshot and holds it until it commits, so each insert sees
+ * every holder row inserted before it: the reader's insert checks for writer rows itself,
+ * and the writer's intent is claimed in the insert's transaction. A read is then 1 round
+ * trip, a write 1 when free, each with a release of 1: the lease mode's 2. The intent keeps
+ * new readers out (a writer is not starved); it is no longer what keeps them from holding
+ * beside a writer.
  *
  * @since 0.1.0
  */
