@@ -10,6 +10,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 
 import io.github.dblock.jdbc.dialect.OneTransaction;
 import io.github.dblock.jdbc.dialect.ReadWriteStatements;
@@ -91,65 +92,50 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 
 	@Override
 	public Optional<Lease> tryRead(String key, String owner, Duration lease) {
-		if (this.sql.insertReaderTogether() != null) {
-			return tryReadTogether(key, owner, lease);
-		}
-		AtomicReference<@Nullable List<String>> endedWriters = new AtomicReference<>();
 		try {
-			Optional<Lease> read = this.connections.onOwnConnection((jdbc) -> {
-				if (jdbc.update(this.sql.insertReader(), this.sql.insertReaderParameters(key, owner, SqlDialect.micros(lease))) == 0) {
-					markWanted(jdbc, key, owner);
-					return Optional.empty();
-				}
-				List<Checked> checked = checkReader(jdbc, key, owner);
-				boolean endedWriter = (this.sql.drawReaderToken() != null) ? checked.isEmpty()
-						: !checked.isEmpty() && checked.get(0).blocked() == Checked.ENDED_WRITER;
-				if (endedWriter) {
-					List<String> ended = jdbc.queryForList(this.sql.endedWriters(), String.class, key);
-					if (!ended.isEmpty()) {
-						// the reader's row stays while the ended writer's is deleted
-						endedWriters.set(ended);
-						return Optional.empty();
-					}
-				}
-				return readOrWithdraw(jdbc, key, owner, checked);
-			});
-			List<String> ended = endedWriters.get();
-			if (ended == null) {
-				return read;
-			}
-			try {
-				// on a connection of its own, so that a delete that timed out is cancelled on the server
-				return this.connections.onOwnConnection((jdbc) -> {
-					deleteEnded(jdbc, key, ended);
-					return readOrWithdraw(jdbc, key, owner, checkReader(jdbc, key, owner));
-				});
-			}
-			catch (DataAccessException ex) {
-				if (!this.connections.waitedTooLong(ex)) {
-					throw ex;
-				}
-				// the delete waited past the statement timeout for a renewal whose commit stalls: not yet
-				logger.debug("Ended writer of '" + key + "' not deleted: " + ex.getMessage());
-				try {
-					this.connections.onOwnConnection((jdbc) -> jdbc.update(this.sql.deleteHolder(), key, owner));
-				}
-				catch (DataAccessException withdrawal) {
-					// the reader's row is left: the caller's failure hands it to the clean-up of unknown outcomes
-					ex.addSuppressed(withdrawal);
-					throw ex;
-				}
-				return Optional.empty();
-			}
+			return (this.sql.insertReaderTogether() != null) ? readTogether(key, owner, lease)
+					: readThenCheck(key, owner, lease);
 		}
 		catch (DataAccessException ex) {
 			if (!this.connections.isContention(ex)) {
 				throw ex;
 			}
 			logger.debug("Attempt to read '" + key + "' did not acquire: " + ex.getMessage());
+			// the insert rolled back, unless it committed and its reply was lost
 			deleteQuietly(key, owner);
 			return Optional.empty();
 		}
+	}
+
+	/** The read where the reader's row is checked against writers after its insert commits. */
+	private Optional<Lease> readThenCheck(String key, String owner, Duration lease) {
+		AtomicReference<@Nullable List<String>> endedWriters = new AtomicReference<>();
+		Optional<Lease> read = this.connections.onOwnConnection((jdbc) -> {
+			if (jdbc.update(this.sql.insertReader(), this.sql.insertReaderParameters(key, owner, SqlDialect.micros(lease))) == 0) {
+				markWanted(jdbc, key, owner);
+				return Optional.empty();
+			}
+			List<Checked> checked = checkReader(jdbc, key, owner);
+			boolean endedWriter = (this.sql.drawReaderToken() != null) ? checked.isEmpty()
+					: !checked.isEmpty() && checked.get(0).blocked() == Checked.ENDED_WRITER;
+			if (endedWriter) {
+				List<String> ended = jdbc.queryForList(this.sql.endedWriters(), String.class, key);
+				if (!ended.isEmpty()) {
+					// the reader's row stays while the ended writer's is deleted
+					endedWriters.set(ended);
+					return Optional.empty();
+				}
+			}
+			return readOrWithdraw(jdbc, key, owner, checked);
+		});
+		List<String> ended = endedWriters.get();
+		if (ended == null) {
+			return read;
+		}
+		return readAfterDeletingEndedWriters(key, owner, (jdbc) -> {
+			deleteEnded(jdbc, key, ended);
+			return readOrWithdraw(jdbc, key, owner, checkReader(jdbc, key, owner));
+		});
 	}
 
 	/**
@@ -157,42 +143,49 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 	 * round trip when it takes the key. Refused, it marks a live intent as wanted; if there
 	 * was none, a writer row blocked it: ended ones are deleted and the insert sent once more.
 	 */
-	private Optional<Lease> tryReadTogether(String key, String owner, Duration lease) {
+	private Optional<Lease> readTogether(String key, String owner, Duration lease) {
+		AtomicReference<List<String>> endedWriters = new AtomicReference<>(List.of());
+		Optional<Lease> read = this.connections.onOwnConnection((jdbc) -> {
+			Optional<Lease> inserted = insertReaderTogether(jdbc, key, owner, lease);
+			if (inserted.isEmpty() && !markWanted(jdbc, key, owner)) {
+				endedWriters.set(jdbc.queryForList(this.sql.endedWriters(), String.class, key));
+			}
+			return inserted;
+		});
+		List<String> ended = endedWriters.get();
+		if (ended.isEmpty()) {
+			return read;
+		}
+		return readAfterDeletingEndedWriters(key, owner, (jdbc) -> {
+			deleteEnded(jdbc, key, ended);
+			return insertReaderTogether(jdbc, key, owner, lease);
+		});
+	}
+
+	/**
+	 * Deletes a key's ended writer rows and reads once more, on a connection of its own, so
+	 * that a delete that timed out is cancelled on the server. A statement that waited past
+	 * the statement timeout (a delete waiting for a renewal whose commit stalls) is "not yet":
+	 * the reader's row, which may have committed, is withdrawn.
+	 */
+	private Optional<Lease> readAfterDeletingEndedWriters(String key, String owner,
+			Function<JdbcOperations, Optional<Lease>> deleteAndRead) {
 		try {
-			boolean[] endedWriter = { false };
-			Optional<Lease> read = this.connections.onOwnConnection((jdbc) -> {
-				Optional<Lease> inserted = insertReaderTogether(jdbc, key, owner, lease);
-				if (inserted.isEmpty() && !markWanted(jdbc, key, owner)) {
-					endedWriter[0] = !jdbc.queryForList(this.sql.endedWriters(), String.class, key).isEmpty();
-				}
-				return inserted;
-			});
-			if (!endedWriter[0]) {
-				return read;
-			}
-			try {
-				// on a connection of its own, so that a delete that timed out is cancelled on the server
-				return this.connections.onOwnConnection((jdbc) -> {
-					deleteEnded(jdbc, key, jdbc.queryForList(this.sql.endedWriters(), String.class, key));
-					return insertReaderTogether(jdbc, key, owner, lease);
-				});
-			}
-			catch (DataAccessException ex) {
-				if (!this.connections.waitedTooLong(ex)) {
-					throw ex;
-				}
-				// the delete waited past the statement timeout for a renewal whose commit stalls: not yet
-				logger.debug("Ended writer of '" + key + "' not deleted: " + ex.getMessage());
-				return Optional.empty();
-			}
+			return this.connections.onOwnConnection(deleteAndRead);
 		}
 		catch (DataAccessException ex) {
-			if (!this.connections.isContention(ex)) {
+			if (!this.connections.waitedTooLong(ex)) {
 				throw ex;
 			}
-			logger.debug("Attempt to read '" + key + "' did not acquire: " + ex.getMessage());
-			// rolled back, unless the reply of a COMMIT that ran was lost
-			deleteQuietly(key, owner);
+			logger.debug("Ended writer of '" + key + "' not deleted: " + ex.getMessage());
+			try {
+				this.connections.onOwnConnection((jdbc) -> jdbc.update(this.sql.deleteHolder(), key, owner));
+			}
+			catch (DataAccessException withdrawal) {
+				// the reader's row is left: the caller's failure hands it to the clean-up of unknown outcomes
+				ex.addSuppressed(withdrawal);
+				throw ex;
+			}
 			return Optional.empty();
 		}
 	}

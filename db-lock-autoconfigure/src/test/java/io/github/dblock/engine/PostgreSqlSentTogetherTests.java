@@ -47,6 +47,8 @@ class PostgreSqlSentTogetherTests {
 
 	private static final String KEYS = TestDatabase.TABLE + "_fair_keys";
 
+	private static final String HOLDERS = TestDatabase.TABLE + "_rw";
+
 	private static final String APPLICATION = "db-lock-sent-together";
 
 	private final ExecutorService threads = Executors.newCachedThreadPool();
@@ -117,36 +119,15 @@ class PostgreSqlSentTogetherTests {
 	@ValueSource(strings = { "TRANSACTION_READ_COMMITTED", "TRANSACTION_REPEATABLE_READ" })
 	void aWriterSeesAReaderCommittedWhileItWaitedForTheTokenOrder(String isolation) throws Exception {
 		String key = "rw-together-" + isolation;
-		String holders = TestDatabase.TABLE + "_rw";
-		this.jdbc.update("DELETE FROM " + holders + " WHERE lock_key = ?", key);
-		this.jdbc.update("DELETE FROM " + holders + "_intents WHERE lock_key = ?", key);
 		try (HikariDataSource pool = pool(isolation);
 				LockEngine engine = new LockEngine(new JdbcLockRepository(pool, TestDatabase.POSTGRESQL.dialect(pool)),
-						LockEngineSettings.of(new Backoff(Duration.ofMillis(2), Duration.ofMillis(50))));
-				Connection other = this.plain.getConnection()) {
-			other.setAutoCommit(false);
-			Object[] order = TestDatabase.POSTGRESQL.dialect(this.plain).readWriteStatements().lockKeyParameters(key);
-			try (PreparedStatement lock = other.prepareStatement("SELECT pg_advisory_xact_lock(?, ?)");
-					PreparedStatement reader = other.prepareStatement("INSERT INTO " + holders
-							+ " (lock_key, owner, token, kind, acquired_at, expires_at) VALUES (?, 'reader-node#1', nextval('"
-							+ TestDatabase.TABLE + "_token_seq'), 'R', clock_timestamp(), clock_timestamp() + interval '10 minutes')")) {
-				lock.setObject(1, order[0]);
-				lock.setObject(2, order[1]);
-				lock.executeQuery().close();
-				reader.setString(1, key);
-				reader.executeUpdate();
-			}
-			Future<Optional<LockHandle>> attempt = this.threads.submit(() -> engine
-				.tryAcquire(new LockRequest(key, Duration.ZERO, Duration.ofSeconds(30), false, Duration.ZERO, DbLockMode.WRITE)));
-			// the writer's insert waits for the token order's lock, which the other session holds
-			await().atMost(Duration.ofSeconds(30)).until(this::enqueueWaitsForALock);
-			other.commit();
-			Optional<LockHandle> taken = attempt.get(30, TimeUnit.SECONDS);
-			taken.ifPresent(LockHandle::close);
-			assertThat(taken).as("the other node's reader holds").isEmpty();
+						LockEngineSettings.of(new Backoff(Duration.ofMillis(2), Duration.ofMillis(50))))) {
+			assertThat(attemptWhileAnotherHolderCommits(engine, key, "R", DbLockMode.WRITE))
+				.as("the other node's reader holds")
+				.isEmpty();
 		}
 		finally {
-			this.jdbc.update("DELETE FROM " + holders + " WHERE lock_key = ?", key);
+			this.jdbc.update("DELETE FROM " + HOLDERS + " WHERE lock_key = ?", key);
 		}
 	}
 
@@ -160,39 +141,15 @@ class PostgreSqlSentTogetherTests {
 	@ValueSource(strings = { "TRANSACTION_READ_COMMITTED", "TRANSACTION_REPEATABLE_READ" })
 	void aReaderSeesAWriterCommittedWhileItWaitedForTheTokenOrder(String isolation) throws Exception {
 		String key = "rw-reader-together-" + isolation;
-		String holders = TestDatabase.TABLE + "_rw";
-		this.jdbc.update("DELETE FROM " + holders + " WHERE lock_key = ?", key);
-		this.jdbc.update("DELETE FROM " + holders + "_intents WHERE lock_key = ?", key);
 		try (HikariDataSource pool = pool(isolation);
 				LockEngine engine = new LockEngine(new JdbcLockRepository(pool, TestDatabase.POSTGRESQL.dialect(pool)),
-						LockEngineSettings.of(new Backoff(Duration.ofMillis(2), Duration.ofMillis(50))));
-				Connection other = this.plain.getConnection()) {
-			other.setAutoCommit(false);
-			Object[] order = TestDatabase.POSTGRESQL.dialect(this.plain).readWriteStatements().lockKeyParameters(key);
-			long writerToken;
-			try (PreparedStatement lock = other.prepareStatement("SELECT pg_advisory_xact_lock(?, ?)");
-					PreparedStatement writer = other.prepareStatement("INSERT INTO " + holders
-							+ " (lock_key, owner, token, kind, acquired_at, expires_at) VALUES (?, 'writer-node#1', nextval('"
-							+ TestDatabase.TABLE + "_token_seq'), 'W', clock_timestamp(), clock_timestamp() + interval '10 minutes') "
-							+ "RETURNING token")) {
-				lock.setObject(1, order[0]);
-				lock.setObject(2, order[1]);
-				lock.executeQuery().close();
-				writer.setString(1, key);
-				try (ResultSet rs = writer.executeQuery()) {
-					rs.next();
-					writerToken = rs.getLong(1);
-				}
-			}
-			Future<Optional<LockHandle>> attempt = this.threads.submit(() -> engine
-				.tryAcquire(new LockRequest(key, Duration.ZERO, Duration.ofSeconds(30), false, Duration.ZERO, DbLockMode.READ)));
-			// the reader's insert waits for the token order's lock, which the other session holds
-			await().atMost(Duration.ofSeconds(30)).until(this::enqueueWaitsForALock);
-			other.commit();
-			Optional<LockHandle> taken = attempt.get(30, TimeUnit.SECONDS);
-			taken.ifPresent(LockHandle::close);
-			assertThat(taken).as("the other node's writer holds").isEmpty();
-			this.jdbc.update("DELETE FROM " + holders + " WHERE lock_key = ?", key);
+						LockEngineSettings.of(new Backoff(Duration.ofMillis(2), Duration.ofMillis(50))))) {
+			assertThat(attemptWhileAnotherHolderCommits(engine, key, "W", DbLockMode.READ))
+				.as("the other node's writer holds")
+				.isEmpty();
+			long writerToken = this.jdbc.queryForObject("SELECT token FROM " + HOLDERS + " WHERE lock_key = ?", Long.class,
+					key);
+			this.jdbc.update("DELETE FROM " + HOLDERS + " WHERE lock_key = ?", key);
 			try (LockHandle held = engine.tryAcquire(
 					new LockRequest(key, Duration.ZERO, Duration.ofSeconds(30), false, Duration.ZERO, DbLockMode.READ))
 				.orElseThrow()) {
@@ -200,7 +157,42 @@ class PostgreSqlSentTogetherTests {
 			}
 		}
 		finally {
-			this.jdbc.update("DELETE FROM " + holders + " WHERE lock_key = ?", key);
+			this.jdbc.update("DELETE FROM " + HOLDERS + " WHERE lock_key = ?", key);
+		}
+	}
+
+	/**
+	 * Another session, standing for another node, takes the key's token-order lock and
+	 * inserts a holder row of this kind (no intent); the engine's attempt in this mode waits
+	 * for the lock; the session commits.
+	 * @return what the attempt took (released at once)
+	 */
+	private Optional<LockHandle> attemptWhileAnotherHolderCommits(LockEngine engine, String key, String kind,
+			DbLockMode mode) throws Exception {
+		this.jdbc.update("DELETE FROM " + HOLDERS + " WHERE lock_key = ?", key);
+		this.jdbc.update("DELETE FROM " + HOLDERS + "_intents WHERE lock_key = ?", key);
+		try (Connection other = this.plain.getConnection()) {
+			other.setAutoCommit(false);
+			Object[] order = TestDatabase.POSTGRESQL.dialect(this.plain).readWriteStatements().lockKeyParameters(key);
+			try (PreparedStatement lock = other.prepareStatement("SELECT pg_advisory_xact_lock(?, ?)");
+					PreparedStatement holder = other.prepareStatement("INSERT INTO " + HOLDERS
+							+ " (lock_key, owner, token, kind, acquired_at, expires_at) VALUES (?, 'other-node#1', nextval('"
+							+ TestDatabase.TABLE + "_token_seq'), ?, clock_timestamp(), clock_timestamp() + interval '10 minutes')")) {
+				lock.setObject(1, order[0]);
+				lock.setObject(2, order[1]);
+				lock.executeQuery().close();
+				holder.setString(1, key);
+				holder.setString(2, kind);
+				holder.executeUpdate();
+			}
+			Future<Optional<LockHandle>> attempt = this.threads.submit(() -> engine
+				.tryAcquire(new LockRequest(key, Duration.ZERO, Duration.ofSeconds(30), false, Duration.ZERO, mode)));
+			// the attempt's insert waits for the token order's lock, which the other session holds
+			await().atMost(Duration.ofSeconds(30)).until(this::enqueueWaitsForALock);
+			other.commit();
+			Optional<LockHandle> taken = attempt.get(30, TimeUnit.SECONDS);
+			taken.ifPresent(LockHandle::close);
+			return taken;
 		}
 	}
 
