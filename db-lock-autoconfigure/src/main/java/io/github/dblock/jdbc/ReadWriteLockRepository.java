@@ -18,7 +18,10 @@ import org.jspecify.annotations.Nullable;
  * for a live intent or writer, and withdraws if it finds one; a writer announces itself (its
  * intent), then inserts its row only if no live holder row is left. Each side announces
  * before it checks, in statements that commit on their own, so two that overlap cannot both
- * miss each other.
+ * miss each other. Where every insert of a key's holders instead takes a lock of the key
+ * before its snapshot and holds it until it commits (PostgreSQL's token-order lock in
+ * {@link JdbcReadWriteLockRepository}), each insert sees the rows inserted before it and
+ * checks in itself: neither the reader's row nor the writer's intent commits before the check.
  * <p>
  * An attempt refused by another owner's live intent (a reader's, or another writer's) marks
  * that intent as wanted, with the database's now, so that a JVM passing the key among its
