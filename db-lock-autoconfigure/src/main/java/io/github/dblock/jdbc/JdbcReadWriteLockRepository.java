@@ -10,6 +10,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 import io.github.dblock.jdbc.dialect.OneTransaction;
@@ -33,15 +34,17 @@ import org.springframework.jdbc.core.RowMapper;
  * <li>read: an {@code INSERT ... SELECT} of the reader's row unless a writer's intent is
  * live, then a {@code SELECT} of its token and end and of whether a writer holds or waits
  * (a {@code DELETE} of the row, then, in the rare race with a writer that announced itself
- * meanwhile): 2 statements;</li>
+ * meanwhile): 2 statements (on PostgreSQL 1, see below);</li>
  * <li>write: the intent (an {@code INSERT} that does nothing on a key that has one, or an
  * {@code UPDATE} that renews this writer's or takes an expired one), then an
  * {@code INSERT ... SELECT} of the writer's row if the intent is this writer's and the key
  * has no holder row, live or ended, returning its token and end ({@code RETURNING}, H2's
- * {@code FINAL TABLE}; a {@code SELECT} after on MySQL): 2 statements when free (3 on MySQL),
+ * {@code FINAL TABLE}; a {@code SELECT} after on MySQL): 2 statements when free (3 on MySQL,
+ * 1 round trip on PostgreSQL),
  * 3 per attempt while waiting (a {@code SELECT} of ended holder rows after a refused insert);</li>
  * <li>ended rows: a holder row whose lease has ended is not passed over. A writer's refused
- * insert, or a reader's check that finds only an ended writer's row, reads their owners and
+ * insert, or a reader's check that finds only an ended writer's row (on PostgreSQL a
+ * reader's refused insert with no live intent), reads their owners and
  * then, on a connection of its own, deletes them by primary key, in a {@code DELETE} that
  * waits for a renewal of such a row that the database is still writing (checked before the
  * lease ended, committing after it) and leaves the row if it committed; then it tries once
@@ -58,7 +61,9 @@ import org.springframework.jdbc.core.RowMapper;
  * {@link ReadWriteStatements}): a writer's is drawn after it in one transaction, 1 statement
  * more; a reader's by the statement that checks it, after its row has committed.
  * A writer's row is inserted only when its intent still has half its lease left, and that
- * intent was renewed by the statement before: a reader that judged it expired would have to
+ * intent was renewed by the statement before: elsewhere than on PostgreSQL (see below), where
+ * the intent is what keeps a reader from holding beside a writer, a reader that judged it
+ * expired would have to
  * run after a writer's statement that took longer than half the lease (far longer than the
  * statement timeout with any sensible lease).
  * <p>
@@ -132,7 +137,7 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 		if (ended == null) {
 			return read;
 		}
-		return readAfterDeletingEndedWriters(key, owner, (jdbc) -> {
+		return readAfterDeletingEndedWriters(key, owner, () -> false, (jdbc) -> {
 			deleteEnded(jdbc, key, ended);
 			return readOrWithdraw(jdbc, key, owner, checkReader(jdbc, key, owner));
 		});
@@ -156,8 +161,10 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 		if (ended.isEmpty()) {
 			return read;
 		}
-		return readAfterDeletingEndedWriters(key, owner, (jdbc) -> {
+		boolean[] inserting = { false };
+		return readAfterDeletingEndedWriters(key, owner, () -> inserting[0], (jdbc) -> {
 			deleteEnded(jdbc, key, ended);
+			inserting[0] = true;
 			return insertReaderTogether(jdbc, key, owner, lease);
 		});
 	}
@@ -166,15 +173,19 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 	 * Deletes a key's ended writer rows and reads once more, on a connection of its own, so
 	 * that a delete that timed out is cancelled on the server. A statement that waited past
 	 * the statement timeout (a delete waiting for a renewal whose commit stalls) is "not yet":
-	 * the reader's row, which may have committed, is withdrawn.
+	 * the reader's row, which may have committed, is withdrawn. An insert of the reader's row
+	 * that the client gave up on (its network timeout) may still commit after that
+	 * withdrawal: its failure goes to the caller, whose clean-up of unknown outcomes
+	 * withdraws the row later.
+	 * @param inserting whether {@code deleteAndRead} has sent the reader's insert
 	 */
-	private Optional<Lease> readAfterDeletingEndedWriters(String key, String owner,
+	private Optional<Lease> readAfterDeletingEndedWriters(String key, String owner, BooleanSupplier inserting,
 			Function<JdbcOperations, Optional<Lease>> deleteAndRead) {
 		try {
 			return this.connections.onOwnConnection(deleteAndRead);
 		}
 		catch (DataAccessException ex) {
-			if (!this.connections.waitedTooLong(ex)) {
+			if (!this.connections.waitedTooLong(ex) || (inserting.getAsBoolean() && this.connections.clientGaveUp(ex))) {
 				throw ex;
 			}
 			logger.debug("Ended writer of '" + key + "' not deleted: " + ex.getMessage());
@@ -182,7 +193,7 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 				this.connections.onOwnConnection((jdbc) -> jdbc.update(this.sql.deleteHolder(), key, owner));
 			}
 			catch (DataAccessException withdrawal) {
-				// the reader's row is left: the caller's failure hands it to the clean-up of unknown outcomes
+				// the reader's row is left: it ends with its lease, or the caller's clean-up of unknown outcomes
 				ex.addSuppressed(withdrawal);
 				throw ex;
 			}

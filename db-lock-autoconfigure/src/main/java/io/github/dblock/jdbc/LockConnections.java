@@ -443,6 +443,14 @@ public class LockConnections {
 		return isContention(ex) || ex instanceof org.springframework.dao.QueryTimeoutException || timedOut(ex);
 	}
 
+	/**
+	 * Whether a statement failed by its network timeout: the client gave up on it, and the
+	 * server may still run it, and commit it.
+	 */
+	boolean clientGaveUp(DataAccessException ex) {
+		return timedOut(ex);
+	}
+
 	/** Contention as the dialect's errors tell it, or a duplicate key: an attempt to try again. */
 	boolean isContention(DataAccessException ex) {
 		return ex instanceof DuplicateKeyException || this.dialect.errors().isContention(ex);

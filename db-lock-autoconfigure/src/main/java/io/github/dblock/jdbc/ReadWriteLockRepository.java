@@ -48,7 +48,8 @@ public interface ReadWriteLockRepository {
 	 * @param key the stored lock key
 	 * @param owner an id unique to this acquisition, the same for every attempt of it
 	 * @param lease how long the lease, and the intent, last from the database's now
-	 * @param again whether an earlier attempt of this acquisition registered the intent
+	 * @param again whether an earlier attempt of this acquisition registered the intent (a
+	 * hint of which statement to try first, where a claim takes two)
 	 * @return what came of it
 	 */
 	WriteAttempt tryWrite(String key, String owner, Duration lease, boolean again);

@@ -4,6 +4,8 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -162,6 +164,48 @@ class PostgreSqlSentTogetherTests {
 	}
 
 	/**
+	 * A reader that waited for the key's token-order lock longer than its lease, its string
+	 * sent as simple queries too ({@code preferQueryMode=simple}), has its lease counted from
+	 * its insert, after the wait: never a lease that ended before it was handed out.
+	 */
+	@ParameterizedTest
+	@ValueSource(strings = { "extended", "simple" })
+	void aReaderThatWaitedLongerThanItsLeaseHasItsLeaseFromItsInsert(String queryMode) throws Exception {
+		String key = "rw-reader-late-" + queryMode;
+		this.jdbc.update("DELETE FROM " + HOLDERS + " WHERE lock_key = ?", key);
+		this.jdbc.update("DELETE FROM " + HOLDERS + "_intents WHERE lock_key = ?", key);
+		HikariConfig config = config("TRANSACTION_READ_COMMITTED");
+		config.addDataSourceProperty("preferQueryMode", queryMode);
+		try (HikariDataSource pool = new HikariDataSource(config);
+				LockEngine engine = new LockEngine(new JdbcLockRepository(pool, TestDatabase.POSTGRESQL.dialect(pool)),
+						LockEngineSettings.of(new Backoff(Duration.ofMillis(2), Duration.ofMillis(50))));
+				Connection other = this.plain.getConnection()) {
+			other.setAutoCommit(false);
+			takeTokenOrderLock(other, key, "pg_advisory_xact_lock");
+			Future<Optional<LockHandle>> attempt = this.threads.submit(() -> engine
+				.tryAcquire(new LockRequest(key, Duration.ZERO, Duration.ofSeconds(1), false, Duration.ZERO, DbLockMode.READ)));
+			// the reader waits for the lock 1.2 s by the database's clock: longer than its lease
+			await().atMost(Duration.ofSeconds(30)).until(() -> this.jdbc.queryForObject("SELECT COUNT(*) FROM "
+					+ "pg_stat_activity WHERE application_name = ? AND wait_event_type = 'Lock' "
+					+ "AND query_start < clock_timestamp() - interval '1.2 seconds'", Integer.class, APPLICATION) > 0);
+			Instant freed = this.jdbc.queryForObject("SELECT clock_timestamp()", OffsetDateTime.class).toInstant();
+			other.commit();
+			try (LockHandle held = attempt.get(30, TimeUnit.SECONDS).orElseThrow()) {
+				assertThat(held.expiresAt()).as("the lease's end").isAfter(freed);
+			}
+		}
+	}
+
+	private void takeTokenOrderLock(Connection connection, String key, String function) throws Exception {
+		Object[] order = TestDatabase.POSTGRESQL.dialect(this.plain).readWriteStatements().lockKeyParameters(key);
+		try (PreparedStatement lock = connection.prepareStatement("SELECT " + function + "(?, ?)")) {
+			lock.setObject(1, order[0]);
+			lock.setObject(2, order[1]);
+			lock.executeQuery().close();
+		}
+	}
+
+	/**
 	 * Another session, standing for another node, takes the key's token-order lock and
 	 * inserts a holder row of this kind (no intent); the engine's attempt in this mode waits
 	 * for the lock; the session commits.
@@ -173,14 +217,10 @@ class PostgreSqlSentTogetherTests {
 		this.jdbc.update("DELETE FROM " + HOLDERS + "_intents WHERE lock_key = ?", key);
 		try (Connection other = this.plain.getConnection()) {
 			other.setAutoCommit(false);
-			Object[] order = TestDatabase.POSTGRESQL.dialect(this.plain).readWriteStatements().lockKeyParameters(key);
-			try (PreparedStatement lock = other.prepareStatement("SELECT pg_advisory_xact_lock(?, ?)");
-					PreparedStatement holder = other.prepareStatement("INSERT INTO " + HOLDERS
+			takeTokenOrderLock(other, key, "pg_advisory_xact_lock");
+			try (PreparedStatement holder = other.prepareStatement("INSERT INTO " + HOLDERS
 							+ " (lock_key, owner, token, kind, acquired_at, expires_at) VALUES (?, 'other-node#1', nextval('"
 							+ TestDatabase.TABLE + "_token_seq'), ?, clock_timestamp(), clock_timestamp() + interval '10 minutes')")) {
-				lock.setObject(1, order[0]);
-				lock.setObject(2, order[1]);
-				lock.executeQuery().close();
 				holder.setString(1, key);
 				holder.setString(2, kind);
 				holder.executeUpdate();

@@ -14,7 +14,9 @@ import org.springframework.jdbc.datasource.DelegatingDataSource;
 /**
  * A data source that counts the requests its connections send to the server and wait for:
  * every execution of a statement (one string, however many statements it holds), every
- * {@code commit} and {@code rollback}. Each is one round trip to the server.
+ * {@code commit} and {@code rollback}, each one round trip; not the changes of autocommit,
+ * isolation or savepoints, nor statements run on an unwrapped driver connection or through
+ * {@code Statement.getConnection()}.
  */
 public final class RoundTripCountingDataSource extends DelegatingDataSource {
 

@@ -217,7 +217,8 @@ public final class ReadWriteStatements {
 	/**
 	 * The owners of a key's writer rows whose leases have ended, by a plain read, at most 100:
 	 * key.
-	 * {@link #checkReader()} and {@link #drawReaderToken()} count every writer row until
+	 * {@link #checkReader()}, {@link #drawReaderToken()} and {@link #insertReaderTogether()}
+	 * count every writer row until
 	 * {@link #deleteEndedHolders(int)} deletes it.
 	 * @return the SQL
 	 */
