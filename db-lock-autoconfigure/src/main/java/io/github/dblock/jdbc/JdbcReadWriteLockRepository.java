@@ -86,6 +86,9 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 
 	private final ReadWriteStatements sql;
 
+	/** A row of {@link ReadWriteStatements#checkReader()}. */
+	private final RowMapper<Checked> checked;
+
 	/**
 	 * Creates a repository.
 	 * @param connections the lock connections, with the dialect and the statement timeout
@@ -93,6 +96,8 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 	public JdbcReadWriteLockRepository(LockConnections connections) {
 		this.connections = connections;
 		this.sql = connections.dialect().readWriteStatements();
+		this.checked = (rs, i) -> new Checked(rs.getLong("token"), this.sql.readInstant(rs, "expires_at"),
+				rs.getInt("blocked"));
 	}
 
 	@Override
@@ -116,11 +121,11 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 	private Optional<Lease> readThenCheck(String key, String owner, Duration lease) {
 		AtomicReference<@Nullable List<String>> endedWriters = new AtomicReference<>();
 		Optional<Lease> read = this.connections.onOwnConnection((jdbc) -> {
-			if (jdbc.update(this.sql.insertReader(), this.sql.insertReaderParameters(key, owner, SqlDialect.micros(lease))) == 0) {
+			List<Checked> checked = insertAndCheckReader(jdbc, key, owner, lease);
+			if (checked == null) {
 				markWanted(jdbc, key, owner);
 				return Optional.empty();
 			}
-			List<Checked> checked = checkReader(jdbc, key, owner);
 			boolean endedWriter = (this.sql.drawReaderToken() != null) ? checked.isEmpty()
 					: !checked.isEmpty() && checked.get(0).blocked() == Checked.ENDED_WRITER;
 			if (endedWriter) {
@@ -209,6 +214,27 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 		return inserted.stream().findFirst();
 	}
 
+	/**
+	 * Inserts the reader's row, then checks it: in one round trip where the dialect sends
+	 * them {@linkplain ReadWriteStatements#insertAndCheckReader() in sequence}.
+	 * @return the check, or {@code null} if the insert was refused (in sequence: if the
+	 * check found no row of the reader's, its lease having ended at once or never begun)
+	 */
+	private @Nullable List<Checked> insertAndCheckReader(JdbcOperations jdbc, String key, String owner, Duration lease) {
+		long micros = SqlDialect.micros(lease);
+		String inSequence = this.sql.insertAndCheckReader();
+		if (inSequence == null) {
+			if (jdbc.update(this.sql.insertReader(), this.sql.insertReaderParameters(key, owner, micros)) == 0) {
+				return null;
+			}
+			return checkReader(jdbc, key, owner);
+		}
+		List<Checked> checked = new ArrayList<>(1);
+		OneTransaction.sendTogether(jdbc, inSequence, this.sql.insertAndCheckReaderParameters(key, owner, micros),
+				(rs) -> checked.add(this.checked.mapRow(rs, 0)));
+		return checked.isEmpty() ? null : checked;
+	}
+
 	/** The reader's lease if its check found no writer, else withdraws its row. */
 	private Optional<Lease> readOrWithdraw(JdbcOperations jdbc, String key, String owner, List<Checked> checked) {
 		if (checked.isEmpty() || checked.get(0).blocked() != Checked.FREE) {
@@ -232,8 +258,7 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 			return jdbc.query(drawReaderToken, (rs, i) -> new Checked(rs.getLong("token"),
 					this.sql.readInstant(rs, "expires_at"), Checked.FREE), key, owner, key, key);
 		}
-		return jdbc.query(this.sql.checkReader(), (rs, i) -> new Checked(rs.getLong("token"),
-				this.sql.readInstant(rs, "expires_at"), rs.getInt("blocked")), key, key, key, key, owner);
+		return jdbc.query(this.sql.checkReader(), this.checked, key, key, key, key, owner);
 	}
 
 	@Override
@@ -288,8 +313,9 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 
 	/**
 	 * Claims the key's intent, then inserts the writer's row if the intent is this writer's:
-	 * in one round trip where the dialect sends them together with the key's token-order lock
-	 * ({@link ReadWriteStatements#claimAndInsertWriterTogether()}), else the claim commits first.
+	 * in one round trip where the dialect sends them together with the key's token-order lock,
+	 * or in sequence ({@link ReadWriteStatements#claimAndInsertWriterTogether()}), else in
+	 * round trips of their own, the claim committed first.
 	 */
 	private WriteAttempt claimAndInsert(JdbcOperations jdbc, String key, String owner, Duration lease, boolean again) {
 		String together = this.sql.claimAndInsertWriterTogether();
@@ -301,13 +327,15 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 		}
 		boolean[] intent = { false };
 		List<Lease> inserted = new ArrayList<>(1);
-		OneTransaction.sendTogether(jdbc, together,
-				this.sql.claimAndInsertWriterTogetherParameters(key, owner, SqlDialect.micros(lease),
-						SqlDialect.micros(lease.dividedBy(2))),
-				(rs) -> {
-				}, (rs) -> intent[0] = true, (rs) -> inserted.add(new Lease(key, owner, rs.getLong("token"),
-						this.sql.readInstant(rs, "expires_at"))));
-		return new WriteAttempt(intent[0], inserted.isEmpty() ? null : inserted.get(0));
+		RowCallbackHandler claimed = (rs) -> intent[0] = owner.equals(rs.getString(1));
+		RowCallbackHandler row = (rs) -> inserted
+			.add(new Lease(key, owner, rs.getLong("token"), this.sql.readInstant(rs, "expires_at")));
+		RowCallbackHandler[] results = (this.sql.lockKeyParameters(key) != null) ? new RowCallbackHandler[] { (rs) -> {
+		}, claimed, row } : new RowCallbackHandler[] { claimed, row };
+		OneTransaction.sendTogether(jdbc, together, this.sql.claimAndInsertWriterTogetherParameters(key, owner,
+				SqlDialect.micros(lease), SqlDialect.micros(lease.dividedBy(2))), results);
+		// a writer's row is inserted only under its own intent
+		return new WriteAttempt(intent[0] || !inserted.isEmpty(), inserted.isEmpty() ? null : inserted.get(0));
 	}
 
 	/**

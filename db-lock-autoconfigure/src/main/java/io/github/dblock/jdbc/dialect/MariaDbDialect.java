@@ -42,6 +42,59 @@ public class MariaDbDialect extends MySqlFamilyDialect {
 		}
 	}
 
+	/**
+	 * An anonymous compound statement, {@code BEGIN NOT ATOMIC ... END}, which the server
+	 * runs as one statement and the driver sends as one (whatever {@code allowMultiQueries}
+	 * says): in autocommit each statement inside it is a transaction of its own, and each
+	 * {@code SELECT} or {@code RETURNING} inside it gives one result set. The driver's query
+	 * timeout ({@code max_statement_time}) bounds the whole string.
+	 */
+	@Override
+	public String sentInSequence(String... statements) {
+		return "BEGIN NOT ATOMIC " + String.join("; ", statements) + "; END";
+	}
+
+	/**
+	 * {@linkplain #sentInSequence In sequence}: {@code SET TRANSACTION ISOLATION LEVEL READ
+	 * COMMITTED} (for the next transaction alone), {@code START TRANSACTION}, the statements,
+	 * {@code COMMIT}. A statement that fails ends the string with the transaction open, for
+	 * the caller to roll back.
+	 */
+	@Override
+	public String sentTogether(String... statements) {
+		String[] all = new String[statements.length + 3];
+		all[0] = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
+		all[1] = "START TRANSACTION";
+		System.arraycopy(statements, 0, all, 2, statements.length);
+		all[all.length - 1] = "COMMIT";
+		return sentInSequence(all);
+	}
+
+	/** The queue's {@code AUTO_INCREMENT}, returned ({@code RETURNING ticket}). */
+	@Override
+	public String fairEnqueueSql(String queue, String keys, String lease) {
+		return super.fairEnqueueSql(queue, keys, lease) + " RETURNING ticket";
+	}
+
+	/** {@code false}: the enqueue returns it. */
+	@Override
+	public boolean ticketIsGeneratedKey() {
+		return false;
+	}
+
+	/**
+	 * {@code INSERT ... ON DUPLICATE KEY UPDATE ... RETURNING owner}: the owner is set first,
+	 * to this one if the intent was this owner's or has ended, and the end only if the owner
+	 * is now this one. The row is returned whether or not the claim took it.
+	 */
+	@Override
+	public String claimIntentSql(String intents, String expiresAt) {
+		return "INSERT INTO " + intents + " (lock_key, owner, expires_at) VALUES (?, ?, " + expiresAt
+				+ ") ON DUPLICATE KEY UPDATE owner = IF(owner = VALUES(owner) OR expires_at <= " + now()
+				+ ", VALUES(owner), owner), expires_at = IF(owner = VALUES(owner), VALUES(expires_at), expires_at) "
+				+ "RETURNING owner";
+	}
+
 	/** A sequence of its own: the lease tokens come from {@code AUTO_INCREMENT}. */
 	@Override
 	public String tokenSequenceSql() {

@@ -22,12 +22,13 @@ public final class OneTransaction {
 	}
 
 	/**
-	 * Sends the statements of {@link SqlSyntax#sentTogether} in one round trip, in
-	 * autocommit (they begin and commit their own transaction), and hands the rows of their
-	 * result sets to the handlers, the first result set's to the first handler, and so on.
-	 * A failure rolls the transaction back before the connection goes back to the pool
-	 * (which would not, the connection being in autocommit): an aborted transaction would
-	 * refuse the next caller's statements.
+	 * Sends the statements of {@link SqlSyntax#sentTogether} (or of
+	 * {@link SqlSyntax#sentInSequence}) in one round trip, in autocommit (they begin and
+	 * commit their own transaction, or each is one), and hands the rows of their result sets
+	 * to the handlers, the first result set's to the first handler, and so on. A failure
+	 * rolls the transaction back before the connection goes back to the pool (which would
+	 * not, the connection being in autocommit): an aborted transaction would refuse the next
+	 * caller's statements.
 	 * @param jdbc statements on one connection, in autocommit
 	 * @param sql the statements
 	 * @param parameters the parameters of all the statements, in order

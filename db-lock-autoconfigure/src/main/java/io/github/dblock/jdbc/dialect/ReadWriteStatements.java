@@ -66,6 +66,8 @@ public final class ReadWriteStatements {
 
 	private final @Nullable String claimAndInsertWriterTogether;
 
+	private final @Nullable String insertAndCheckReader;
+
 	private final @Nullable String releaseWriter;
 
 	private final String releaseHolder;
@@ -144,8 +146,19 @@ public final class ReadWriteStatements {
 						+ ")", "token, expires_at"))
 				: null;
 		String claimInOne = dialect.claimIntentSql(intents, dialect.plusMicros(now));
-		this.claimAndInsertWriterTogether = (this.insertWriterTogether != null && claimInOne != null)
-				? dialect.sentTogether(lockKey, claimInOne, this.insertWriterReturning) : null;
+		if (this.insertWriterTogether != null && claimInOne != null) {
+			this.claimAndInsertWriterTogether = dialect.sentTogether(lockKey, claimInOne, this.insertWriterReturning);
+		}
+		else if (lockKey == null && claimInOne != null && this.insertWriterReturning != null && this.drawToken == null) {
+			// the claim commits before the insert starts, as when each is a round trip of its own
+			this.claimAndInsertWriterTogether = dialect.sentInSequence(claimInOne, this.insertWriterReturning);
+		}
+		else {
+			this.claimAndInsertWriterTogether = null;
+		}
+		// the reader's row commits before its check starts, as when each is a round trip of its own
+		this.insertAndCheckReader = (lockKey == null && this.drawReaderToken == null)
+				? dialect.sentInSequence(this.insertReader, this.checkReader) : null;
 		if (lockKey != null && this.insertWriterTogether == null) {
 			throw new IllegalArgumentException("The read/write mode's token-order lock needs a writer's insert "
 					+ "returning its row, sent together with the lock (SqlSyntax.sentTogether), for " + dialect);
@@ -319,15 +332,23 @@ public final class ReadWriteStatements {
 	}
 
 	/**
-	 * Where the writer's insert is {@link #insertWriterTogether() sent together} with the
-	 * key's token-order lock and the dialect claims an intent in one statement
-	 * ({@link SqlSyntax#claimIntentSql}): the lock, the claim and the insert, in one round
-	 * trip and one transaction at {@code READ COMMITTED}. The intent commits with the
-	 * writer's row, or alone if the insert finds holders. Parameters:
-	 * {@link #claimAndInsertWriterTogetherParameters(String, String, long, long)}; result
-	 * sets: the lock's row, the intent's row if it is this writer's, the writer's row if
-	 * inserted.
-	 * @return the SQL, or {@code null} where the claim commits before the insert
+	 * Where the dialect claims an intent in one statement ({@link SqlSyntax#claimIntentSql}),
+	 * the claim and {@link #insertWriterReturning()} in one round trip:
+	 * <ul>
+	 * <li>where the writer's insert is {@link #insertWriterTogether() sent together} with the
+	 * key's token-order lock, the lock, the claim and the insert in one transaction at
+	 * {@code READ COMMITTED}: the intent commits with the writer's row, or alone if the
+	 * insert finds holders;</li>
+	 * <li>where there is no such lock and the dialect sends statements
+	 * {@linkplain SqlSyntax#sentInSequence in sequence} (MariaDB), the claim and then the
+	 * insert, each committed before the next starts, as in round trips of their own: a
+	 * reader's check after its insert sees the intent, or the writer's insert sees the
+	 * reader's row.</li>
+	 * </ul>
+	 * Parameters: {@link #claimAndInsertWriterTogetherParameters(String, String, long, long)};
+	 * result sets: the lock's row (where there is a lock), the intent's owner (no row, or
+	 * another owner, if the intent is another writer's), the writer's row if inserted.
+	 * @return the SQL, or {@code null} where the claim is a round trip of its own
 	 */
 	public @Nullable String claimAndInsertWriterTogether() {
 		return this.claimAndInsertWriterTogether;
@@ -346,6 +367,22 @@ public final class ReadWriteStatements {
 	 */
 	public @Nullable String insertReaderTogether() {
 		return this.insertReaderTogether;
+	}
+
+	/**
+	 * Where the dialect sends statements {@linkplain SqlSyntax#sentInSequence in sequence}
+	 * (MariaDB) and has no token-order lock: {@link #insertReader()}, then
+	 * {@link #checkReader()}, in one round trip, the insert committed before the check
+	 * starts, as in round trips of their own. Parameters:
+	 * {@link #insertAndCheckReaderParameters(String, String, long)}; its result set is the
+	 * check's: no row if the insert was refused (a writer's intent is live), or if the
+	 * reader's lease had already ended.
+	 * @return the SQL, or {@code null} where the insert and the check are round trips of
+	 * their own, or the reader's insert is {@linkplain #insertReaderTogether() sent together}
+	 * with the key's token-order lock
+	 */
+	public @Nullable String insertAndCheckReader() {
+		return this.insertAndCheckReader;
 	}
 
 	/**
@@ -509,8 +546,24 @@ public final class ReadWriteStatements {
 	}
 
 	/**
-	 * The parameters of {@link #claimAndInsertWriterTogether()}: the key's token-order lock,
-	 * key, owner, lease, then those of {@link #insertWriter()}.
+	 * The parameters of {@link #insertAndCheckReader()}: those of {@link #insertReader()},
+	 * then key, key, key, key, owner.
+	 * @param key the key
+	 * @param owner the reader
+	 * @param leaseMicros the lease in microseconds
+	 * @return the parameters
+	 */
+	public Object[] insertAndCheckReaderParameters(String key, String owner, long leaseMicros) {
+		Object[] insert = insertReaderParameters(key, owner, leaseMicros);
+		Object[] all = new Object[insert.length + 5];
+		System.arraycopy(insert, 0, all, 0, insert.length);
+		System.arraycopy(new Object[] { key, key, key, key, owner }, 0, all, insert.length, 5);
+		return all;
+	}
+
+	/**
+	 * The parameters of {@link #claimAndInsertWriterTogether()}: the key's token-order lock
+	 * (where there is one), key, owner, lease, then those of {@link #insertWriter()}.
 	 * @param key the key
 	 * @param owner the writer
 	 * @param leaseMicros the lease in microseconds
@@ -519,11 +572,13 @@ public final class ReadWriteStatements {
 	 */
 	public Object[] claimAndInsertWriterTogetherParameters(String key, String owner, long leaseMicros,
 			long marginMicros) {
-		Object[] lock = Objects.requireNonNull(this.dialect.tokenOrderLock(this.holders, key));
+		Object[] lock = this.dialect.tokenOrderLock(this.holders, key);
+		Object[] claim = (lock != null) ? new Object[] { lock[0], lock[1], key, owner, leaseMicros }
+				: new Object[] { key, owner, leaseMicros };
 		Object[] insert = insertWriterParameters(key, owner, leaseMicros, marginMicros);
-		Object[] all = new Object[5 + insert.length];
-		System.arraycopy(new Object[] { lock[0], lock[1], key, owner, leaseMicros }, 0, all, 0, 5);
-		System.arraycopy(insert, 0, all, 5, insert.length);
+		Object[] all = new Object[claim.length + insert.length];
+		System.arraycopy(claim, 0, all, 0, claim.length);
+		System.arraycopy(insert, 0, all, claim.length, insert.length);
 		return all;
 	}
 

@@ -143,8 +143,9 @@ public abstract class SqlSyntax {
 	/**
 	 * A writer's claim of a key's intent in one statement, where the database can say it in
 	 * one: inserts the intent, or takes the key's row if it is this owner's or has ended
-	 * (locking it either way until the transaction ends), returning one row if the intent is
-	 * now this owner's.
+	 * (locking it either way until the transaction ends), returning the intent's owner: one
+	 * row, whose owner is this one if the claim took the intent (a database whose statement
+	 * returns only a row it changed returns none when the intent is another's).
 	 * @param intents the intents' table, with {@code lock_key} (its primary key),
 	 * {@code owner} and {@code expires_at}
 	 * @param expiresAt the new end, with the lease as its one parameter
@@ -385,6 +386,20 @@ public abstract class SqlSyntax {
 	 * at a time
 	 */
 	public @Nullable String sentTogether(String... statements) {
+		return null;
+	}
+
+	/**
+	 * Statements that each commit before the next one starts (each in autocommit, its
+	 * transaction and snapshot its own), in one string that the driver sends in one round
+	 * trip ({@link OneTransaction#sendTogether}): the order and the commits of separate
+	 * round trips, without their waits. The first statement that fails ends the string and
+	 * the failure; those before it have committed.
+	 * @param statements the statements, without a terminating semicolon
+	 * @return the string, or {@code null} (the default) where the database cannot run
+	 * statements in autocommit from one string
+	 */
+	public @Nullable String sentInSequence(String... statements) {
 		return null;
 	}
 
