@@ -34,13 +34,14 @@ import org.springframework.jdbc.core.RowMapper;
  * <li>read: an {@code INSERT ... SELECT} of the reader's row unless a writer's intent is
  * live, then a {@code SELECT} of its token and end and of whether a writer holds or waits
  * (a {@code DELETE} of the row, then, in the rare race with a writer that announced itself
- * meanwhile): 2 statements (on PostgreSQL 1, see below);</li>
+ * meanwhile): 2 statements, 1 round trip on MariaDB (sent in sequence, see below) and on
+ * PostgreSQL (1 statement, see below);</li>
  * <li>write: the intent (an {@code INSERT} that does nothing on a key that has one, or an
  * {@code UPDATE} that renews this writer's or takes an expired one), then an
  * {@code INSERT ... SELECT} of the writer's row if the intent is this writer's and the key
  * has no holder row, live or ended, returning its token and end ({@code RETURNING}, H2's
- * {@code FINAL TABLE}; a {@code SELECT} after on MySQL): 2 statements when free (3 on MySQL,
- * 1 round trip on PostgreSQL),
+ * {@code FINAL TABLE}; a {@code SELECT} after on MySQL): 2 statements when free (3 on MySQL;
+ * 1 round trip on MariaDB, whose claim is one statement, and on PostgreSQL),
  * 3 per attempt while waiting (a {@code SELECT} of ended holder rows after a refused insert);</li>
  * <li>ended rows: a holder row whose lease has ended is not passed over. A writer's refused
  * insert, or a reader's check that finds only an ended writer's row (on PostgreSQL a
@@ -66,6 +67,12 @@ import org.springframework.jdbc.core.RowMapper;
  * expired would have to
  * run after a writer's statement that took longer than half the lease (far longer than the
  * statement timeout with any sensible lease).
+ * <p>
+ * Where the dialect sends statements {@linkplain io.github.dblock.jdbc.dialect.SqlSyntax#sentInSequence
+ * in sequence} (MariaDB: an anonymous compound statement), the reader's insert and its check,
+ * and the writer's claim and insert, each go in one round trip, every statement committed
+ * before the next starts: the same statements, commits and order as in round trips of their
+ * own. A read and a write are then 1 round trip each, with a release of 1.
  * <p>
  * Where the dialect sends statements together with the key's token-order lock (PostgreSQL,
  * {@link ReadWriteStatements#insertReaderTogether()}), every insert of the key's holders

@@ -2,7 +2,6 @@ package io.github.dblock.engine;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -14,7 +13,6 @@ import java.util.concurrent.TimeUnit;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import io.github.dblock.DbLockException;
 import io.github.dblock.DbLockMode;
 import io.github.dblock.LockHandle;
 import io.github.dblock.LockRequest;
@@ -32,7 +30,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -75,41 +72,9 @@ class PostgreSqlSentTogetherTests {
 	@ParameterizedTest
 	@ValueSource(strings = { "TRANSACTION_READ_COMMITTED", "TRANSACTION_REPEATABLE_READ" })
 	void theFirstLookSeesATicketCommittedWhileTheEnqueueWaitedForTheKeysRow(String isolation) throws Exception {
-		String key = "fair-enqueue-" + isolation;
-		this.jdbc.update("DELETE FROM " + QUEUE + " WHERE lock_key = ?", key);
-		this.jdbc.update("INSERT INTO " + KEYS + " (lock_key) VALUES (?) ON CONFLICT DO NOTHING", key);
-		try (HikariDataSource pool = pool(isolation);
-				LockEngine engine = new LockEngine(new JdbcLockRepository(pool, TestDatabase.POSTGRESQL.dialect(pool)),
-						LockEngineSettings.of(new Backoff(Duration.ofMillis(2), Duration.ofMillis(50))));
-				Connection other = this.plain.getConnection()) {
-			other.setAutoCommit(false);
-			long otherTicket;
-			try (PreparedStatement lock = other
-				.prepareStatement("SELECT lock_key FROM " + KEYS + " WHERE lock_key = ? FOR UPDATE");
-					PreparedStatement insert = other.prepareStatement("INSERT INTO " + QUEUE
-							+ " (ticket, lock_key, owner, expires_at) VALUES (nextval('" + TestDatabase.TABLE
-							+ "_token_seq'), ?, 'other-node#1', clock_timestamp() + interval '10 minutes') RETURNING ticket")) {
-				lock.setString(1, key);
-				lock.executeQuery().close();
-				insert.setString(1, key);
-				try (ResultSet rs = insert.executeQuery()) {
-					rs.next();
-					otherTicket = rs.getLong(1);
-				}
-			}
-			Future<Optional<LockHandle>> attempt = this.threads.submit(() -> engine
-				.tryAcquire(new LockRequest(key, Duration.ZERO, Duration.ofSeconds(30), false, Duration.ZERO, DbLockMode.FAIR)));
-			// the engine's enqueue waits for the key's row, which the other session holds
-			await().atMost(Duration.ofSeconds(30)).until(this::enqueueWaitsForALock);
-			other.commit();
-			Optional<LockHandle> taken = attempt.get(30, TimeUnit.SECONDS);
-			taken.ifPresent(LockHandle::close);
-			assertThat(taken).as("the other node's earlier ticket is the head").isEmpty();
-			this.jdbc.update("DELETE FROM " + QUEUE + " WHERE ticket = ?", otherTicket);
-			try (LockHandle held = engine.acquire(
-					new LockRequest(key, Duration.ofSeconds(30), Duration.ofSeconds(30), false, Duration.ZERO, DbLockMode.FAIR))) {
-				assertThat(held.fencingToken()).isGreaterThan(otherTicket);
-			}
+		try (HikariDataSource pool = pool(isolation)) {
+			new FairEnqueueScenarios(TestDatabase.POSTGRESQL, this.plain).firstLookSeesATicketCommittedWhileTheEnqueueWaited(
+					"fair-enqueue-" + isolation, pool, this.threads, this::enqueueWaitsForALock);
 		}
 	}
 
@@ -236,40 +201,15 @@ class PostgreSqlSentTogetherTests {
 		}
 	}
 
-	/**
-	 * An enqueue that fails inside the transaction (here its wait for the key's row runs past
-	 * the session's {@code lock_timeout}) leaves no ticket, and the pool's one connection
-	 * serves the next acquisition: the failed transaction was rolled back.
-	 */
+	/** With a {@code lock_timeout} of 50 ms. */
 	@Test
 	void aFailedEnqueueLeavesNoTicketAndItsConnectionUsable() throws Exception {
-		String key = "fair-enqueue-failed";
-		this.jdbc.update("DELETE FROM " + QUEUE + " WHERE lock_key = ?", key);
-		this.jdbc.update("INSERT INTO " + KEYS + " (lock_key) VALUES (?) ON CONFLICT DO NOTHING", key);
 		HikariConfig config = config("TRANSACTION_READ_COMMITTED");
 		config.setMaximumPoolSize(1);
 		config.setConnectionInitSql("SET lock_timeout = '50ms'");
-		LockRequest request = new LockRequest(key, Duration.ZERO, Duration.ofSeconds(30), false, Duration.ZERO,
-				DbLockMode.FAIR);
-		try (HikariDataSource pool = new HikariDataSource(config);
-				LockEngine engine = new LockEngine(new JdbcLockRepository(pool, TestDatabase.POSTGRESQL.dialect(pool)),
-						LockEngineSettings.of(new Backoff(Duration.ofMillis(2), Duration.ofMillis(50))))) {
-			try (Connection other = this.plain.getConnection()) {
-				other.setAutoCommit(false);
-				try (PreparedStatement lock = other
-					.prepareStatement("SELECT lock_key FROM " + KEYS + " WHERE lock_key = ? FOR UPDATE")) {
-					lock.setString(1, key);
-					lock.executeQuery().close();
-				}
-				assertThatExceptionOfType(DbLockException.class).isThrownBy(() -> engine.tryAcquire(request))
-					.withMessageContaining("Could not enqueue");
-				other.rollback();
-			}
-			assertThat(this.jdbc.queryForObject("SELECT COUNT(*) FROM " + QUEUE + " WHERE lock_key = ?", Integer.class,
-					key)).isZero();
-			try (LockHandle held = engine.tryAcquire(request).orElseThrow()) {
-				assertThat(held.isHeld()).isTrue();
-			}
+		try (HikariDataSource pool = new HikariDataSource(config)) {
+			new FairEnqueueScenarios(TestDatabase.POSTGRESQL, this.plain)
+				.failedEnqueueLeavesNoTicketAndItsConnectionUsable("fair-enqueue-failed", pool);
 		}
 	}
 

@@ -397,9 +397,22 @@ abstract class FaultCampaignContractTests {
 		}
 
 		private void signal(String signal, int node) throws Exception {
-			Process kill = new ProcessBuilder("kill", "-" + signal, String.valueOf(this.nodes.get(node).process().pid()))
-				.start();
+			NodeSupport.Node target = this.nodes.get(node);
+			Process kill = new ProcessBuilder("kill", "-" + signal, String.valueOf(target.process().pid())).start();
 			if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+				if (!target.process().isAlive()) {
+					// what the node printed says why it ended before the campaign stopped it
+					String printed;
+					try {
+						printed = target.output().get(10, TimeUnit.SECONDS);
+					}
+					catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException ex) {
+						printed = "(its output could not be read: " + ex + ")";
+					}
+					throw new IllegalStateException("kill -" + signal + " of node " + node + " failed: it ended (exit "
+							+ target.process().exitValue() + "), printing:\n"
+							+ printed.substring(Math.max(0, printed.length() - 8000)));
+				}
 				throw new IllegalStateException("kill -" + signal + " of node " + node + " failed");
 			}
 		}

@@ -21,7 +21,11 @@ import org.jspecify.annotations.Nullable;
  * is gone, draws after it. A reader's row is checked against writers after its insert
  * commits, except where the inserts are sent together with the token-order lock
  * ({@link #insertReaderTogether()}): there each insert's snapshot, taken after the lock,
- * holds every row of the key inserted before it, and checks in the insert itself.
+ * holds every row of the key inserted before it, and checks in the insert itself. Where the
+ * dialect sends statements {@linkplain SqlSyntax#sentInSequence in sequence} (MariaDB), the
+ * reader's insert and check go in one round trip ({@link #insertAndCheckReader()}), and so do
+ * the writer's claim and insert ({@link #claimAndInsertWriterTogether()}), each statement
+ * committed before the next starts.
  *
  * @since 0.1.0
  */
