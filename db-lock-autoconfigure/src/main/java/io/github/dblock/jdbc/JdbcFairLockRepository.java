@@ -81,9 +81,10 @@ public class JdbcFairLockRepository implements FairLockRepository {
 
 	/**
 	 * Where the dialect sends them together ({@link FairQueueStatements#enqueueAndLookSql()}),
-	 * the enqueue and the look at the key's lowest ticket in one round trip and one
-	 * transaction of their own ({@link OneTransaction#sendTogether}; PostgreSQL and MariaDB,
-	 * each at {@code READ COMMITTED}). The look's
+	 * the enqueue and the look at the key's lowest ticket in one round trip
+	 * ({@link OneTransaction#sendTogether}): on PostgreSQL in one transaction at
+	 * {@code READ COMMITTED}, on MariaDB in sequence, the enqueue committed before the look
+	 * starts. The look's
 	 * snapshot is taken after the enqueue locked the key's row (every earlier ticket of the
 	 * key has committed by then) and sees the ticket itself. A key with no row yet takes the
 	 * statements of {@link #enqueue}; then, and with an ended ticket ahead, the caller asks

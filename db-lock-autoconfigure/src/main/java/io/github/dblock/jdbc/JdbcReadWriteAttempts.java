@@ -166,8 +166,7 @@ final class JdbcReadWriteAttempts {
 	/**
 	 * Inserts the reader's row, then checks it: in one round trip where the dialect sends
 	 * them {@linkplain ReadWriteStatements#insertAndCheckReader() in sequence}.
-	 * @return the check, or {@code null} if the insert was refused (in sequence: if the
-	 * check found no row of the reader's, its lease having ended at once or never begun)
+	 * @return the check, or {@code null} if the insert was refused
 	 */
 	private @Nullable List<Checked> insertAndCheckReader(JdbcOperations jdbc, String key, String owner, Duration lease) {
 		long micros = SqlDialect.micros(lease);
@@ -178,10 +177,11 @@ final class JdbcReadWriteAttempts {
 			}
 			return checkReader(jdbc, key, owner);
 		}
+		long[] inserted = { 0 };
 		List<Checked> checked = new ArrayList<>(1);
 		OneTransaction.sendTogether(jdbc, inSequence, this.sql.insertAndCheckReaderParameters(key, owner, micros),
-				(rs) -> checked.add(this.checked.mapRow(rs, 0)));
-		return checked.isEmpty() ? null : checked;
+				(rs) -> inserted[0] = rs.getLong(1), (rs) -> checked.add(this.checked.mapRow(rs, 0)));
+		return (inserted[0] == 0) ? null : checked;
 	}
 
 	/** The reader's lease if its check found no writer, else withdraws its row. */

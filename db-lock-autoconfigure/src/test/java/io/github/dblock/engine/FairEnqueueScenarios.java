@@ -27,8 +27,9 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The fair enqueue and its first look, sent in one round trip ({@code SqlSyntax#sentTogether}),
- * against another session standing for another node, on any database that sends them so.
+ * The fair enqueue and its first look, sent in one round trip ({@code SqlSyntax#sentTogether},
+ * {@code SqlSyntax#sentInSequence}), against another session standing for another node, on any
+ * database that sends them so.
  */
 final class FairEnqueueScenarios {
 
@@ -93,9 +94,9 @@ final class FairEnqueueScenarios {
 	}
 
 	/**
-	 * An enqueue that fails inside its transaction (its wait for the key's row, which
-	 * another session holds, runs past the session's lock timeout) leaves no ticket, and the
-	 * pool's one connection serves the next acquisition: the transaction was rolled back.
+	 * An enqueue that fails (its wait for the key's row, which another session holds, runs
+	 * past the session's lock timeout) leaves no ticket, and the pool's one connection serves
+	 * the next acquisition: its transaction, if the string began one, was rolled back.
 	 * @param key a key of this test's own
 	 * @param impatient the engine's pool: one connection that waits briefly for a row lock
 	 */

@@ -15,7 +15,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Lock maintenance (the recovery job's transaction) on a MariaDB server of the test's own
  * whose binary log is statement-based: InnoDB refuses writes at READ COMMITTED there
- * (error 1665), so maintenance runs at the connection's own isolation instead.
+ * (error 1665), so maintenance runs at the connection's own isolation instead; and the fair,
+ * read and write modes' statements sent in one round trip run at the session's isolation.
  */
 class MariaDbStatementBinlogTests {
 
@@ -36,6 +37,16 @@ class MariaDbStatementBinlogTests {
 			System.out.println("maintenance on a statement-based binary log deleted " + deleted + " row(s)");
 			assertThat(deleted).isOne();
 			assertThat(new JdbcTemplate(dataSource).queryForObject("SELECT COUNT(*) FROM db_lock", Integer.class)).isZero();
+			// the fair enqueue and its look, sent in one round trip, and the read and write attempts
+			FairLockRepository queue = repository.fairQueue().orElseThrow();
+			FairLockRepository.Enqueued first = queue.enqueueAndLook("fair", "fair-1", Duration.ofMinutes(1));
+			FairLockRepository.Enqueued second = queue.enqueueAndLook("fair", "fair-2", Duration.ofMinutes(1));
+			// the first enqueue created the key's row, and did not look
+			assertThat(second.head()).isEqualTo(first.ticket().number());
+			assertThat(second.ticket().number()).isGreaterThan(first.ticket().number());
+			ReadWriteLockRepository readWrite = repository.readWriteLocks().orElseThrow();
+			assertThat(readWrite.tryRead("rw", "reader-1", Duration.ofMinutes(1))).isPresent();
+			assertThat(readWrite.tryWrite("rw", "writer-1", Duration.ofMinutes(1), false).lease()).isNull();
 		}
 	}
 

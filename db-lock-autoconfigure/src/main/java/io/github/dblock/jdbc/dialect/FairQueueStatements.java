@@ -56,10 +56,11 @@ public final class FairQueueStatements {
 		this.headSql = ("SELECT ticket, CASE WHEN expires_at > %s THEN 1 ELSE 0 END AS live FROM %s"
 				+ " WHERE lock_key = ? AND ticket <= ? ORDER BY ticket LIMIT 1")
 			.formatted(dialect.now(), this.queue);
-		this.enqueueAndLookSql = this.generatedKey ? null
-				: dialect.sentTogether(this.enqueueSql,
-						"SELECT ticket, CASE WHEN expires_at > %s THEN 1 ELSE 0 END AS live FROM %s WHERE lock_key = ? ORDER BY ticket LIMIT 1"
-							.formatted(dialect.now(), this.queue));
+		String look = "SELECT ticket, CASE WHEN expires_at > %s THEN 1 ELSE 0 END AS live FROM %s WHERE lock_key = ? ORDER BY ticket LIMIT 1"
+			.formatted(dialect.now(), this.queue);
+		String together = this.generatedKey ? null : dialect.sentTogether(this.enqueueSql, look);
+		this.enqueueAndLookSql = (together != null || this.generatedKey) ? together
+				: dialect.sentInSequence(this.enqueueSql, look);
 		// by its primary key: a range on the key's index, or MySQL's choice of the expiry index, would lock more
 		this.deleteEndedAheadSql = "DELETE FROM %s WHERE ticket = ? AND lock_key = ? AND expires_at <= %s"
 			.formatted(this.queue, dialect.now());
@@ -104,9 +105,11 @@ public final class FairQueueStatements {
 	}
 
 	/**
-	 * The enqueue and a look at the key's lowest ticket in one round trip and one
-	 * transaction, where the dialect sends statements together ({@link SqlSyntax#sentTogether}):
-	 * owner, lease in microseconds, key, key; its results are the ticket's number (no row if
+	 * The enqueue and a look at the key's lowest ticket in one round trip, where the dialect
+	 * sends statements together ({@link SqlSyntax#sentTogether}: one transaction at
+	 * {@code READ COMMITTED}) or in sequence ({@link SqlSyntax#sentInSequence}: the enqueue
+	 * committed before the look starts); either way the look's snapshot is taken after the
+	 * enqueue locked the key's row. Parameters: owner, lease in microseconds, key, key; its results are the ticket's number (no row if
 	 * the key has no row in the keys table) and the lowest ticket with whether it is live
 	 * ({@code live}, 1 or 0). Run by {@link OneTransaction#sendTogether}.
 	 * @return the SQL, or {@code null}

@@ -54,20 +54,10 @@ public class MariaDbDialect extends MySqlFamilyDialect {
 		return "BEGIN NOT ATOMIC " + String.join("; ", statements) + "; END";
 	}
 
-	/**
-	 * {@linkplain #sentInSequence In sequence}: {@code SET TRANSACTION ISOLATION LEVEL READ
-	 * COMMITTED} (for the next transaction alone), {@code START TRANSACTION}, the statements,
-	 * {@code COMMIT}. A statement that fails ends the string with the transaction open, for
-	 * the caller to roll back.
-	 */
+	/** {@code SELECT ROW_COUNT()}. */
 	@Override
-	public String sentTogether(String... statements) {
-		String[] all = new String[statements.length + 3];
-		all[0] = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
-		all[1] = "START TRANSACTION";
-		System.arraycopy(statements, 0, all, 2, statements.length);
-		all[all.length - 1] = "COMMIT";
-		return sentInSequence(all);
+	public String changedRowsSql() {
+		return "SELECT ROW_COUNT()";
 	}
 
 	/** The queue's {@code AUTO_INCREMENT}, returned ({@code RETURNING ticket}). */
@@ -83,15 +73,19 @@ public class MariaDbDialect extends MySqlFamilyDialect {
 	}
 
 	/**
-	 * {@code INSERT ... ON DUPLICATE KEY UPDATE ... RETURNING owner}: the owner is set first,
-	 * to this one if the intent was this owner's or has ended, and the end only if the owner
-	 * is now this one. The row is returned whether or not the claim took it.
+	 * {@code INSERT ... ON DUPLICATE KEY UPDATE ... RETURNING owner}: the owner and the end
+	 * are set if the intent was this owner's or has ended. Each assignment states that
+	 * condition in full, so that it holds whether an assignment reads the columns as the one
+	 * before it left them (MariaDB's default) or as they were
+	 * ({@code SIMULTANEOUS_ASSIGNMENT} in the session's {@code sql_mode}). The row is
+	 * returned whether or not the claim took it.
 	 */
 	@Override
 	public String claimIntentSql(String intents, String expiresAt) {
 		return "INSERT INTO " + intents + " (lock_key, owner, expires_at) VALUES (?, ?, " + expiresAt
 				+ ") ON DUPLICATE KEY UPDATE owner = IF(owner = VALUES(owner) OR expires_at <= " + now()
-				+ ", VALUES(owner), owner), expires_at = IF(owner = VALUES(owner), VALUES(expires_at), expires_at) "
+				+ ", VALUES(owner), owner), expires_at = IF(owner = VALUES(owner) OR expires_at <= " + now()
+				+ ", VALUES(expires_at), expires_at) "
 				+ "RETURNING owner";
 	}
 

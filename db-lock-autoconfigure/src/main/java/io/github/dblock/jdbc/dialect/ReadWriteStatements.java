@@ -161,8 +161,9 @@ public final class ReadWriteStatements {
 			this.claimAndInsertWriterTogether = null;
 		}
 		// the reader's row commits before its check starts, as when each is a round trip of its own
-		this.insertAndCheckReader = (lockKey == null && this.drawReaderToken == null)
-				? dialect.sentInSequence(this.insertReader, this.checkReader) : null;
+		String changedRows = dialect.changedRowsSql();
+		this.insertAndCheckReader = (lockKey == null && this.drawReaderToken == null && changedRows != null)
+				? dialect.sentInSequence(this.insertReader, changedRows, this.checkReader) : null;
 		if (lockKey != null && this.insertWriterTogether == null) {
 			throw new IllegalArgumentException("The read/write mode's token-order lock needs a writer's insert "
 					+ "returning its row, sent together with the lock (SqlSyntax.sentTogether), for " + dialect);
@@ -375,12 +376,12 @@ public final class ReadWriteStatements {
 
 	/**
 	 * Where the dialect sends statements {@linkplain SqlSyntax#sentInSequence in sequence}
-	 * (MariaDB) and has no token-order lock: {@link #insertReader()}, then
-	 * {@link #checkReader()}, in one round trip, the insert committed before the check
-	 * starts, as in round trips of their own. Parameters:
-	 * {@link #insertAndCheckReaderParameters(String, String, long)}; its result set is the
-	 * check's: no row if the insert was refused (a writer's intent is live), or if the
-	 * reader's lease had already ended.
+	 * (MariaDB) and has no token-order lock: {@link #insertReader()}, the number of rows it
+	 * inserted ({@link SqlSyntax#changedRowsSql()}), then {@link #checkReader()}, in one
+	 * round trip, the insert committed before the check starts, as in round trips of their
+	 * own. Parameters: {@link #insertAndCheckReaderParameters(String, String, long)}; result
+	 * sets: the number inserted (0 if a writer's intent is live), then the check's (no row if
+	 * the reader's lease has ended).
 	 * @return the SQL, or {@code null} where the insert and the check are round trips of
 	 * their own, or the reader's insert is {@linkplain #insertReaderTogether() sent together}
 	 * with the key's token-order lock

@@ -404,6 +404,15 @@ public abstract class SqlSyntax {
 	}
 
 	/**
+	 * A {@code SELECT} of the number of rows the statement before it {@linkplain
+	 * #sentInSequence in sequence} inserted, updated or deleted.
+	 * @return the SQL, or {@code null} (the default) where there is none
+	 */
+	public @Nullable String changedRowsSql() {
+		return null;
+	}
+
+	/**
 	 * Whether a fair ticket's number comes back as the insert's generated key, not as a
 	 * result.
 	 * @return here {@code false}
