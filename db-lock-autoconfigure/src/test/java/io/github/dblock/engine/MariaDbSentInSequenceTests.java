@@ -130,7 +130,9 @@ class MariaDbSentInSequenceTests {
 		this.jdbc.update("INSERT INTO " + INTENTS
 				+ " (lock_key, owner, expires_at) VALUES (?, '', UTC_TIMESTAMP(6) - INTERVAL 1 SECOND)", key);
 		try (HikariDataSource pool = new HikariDataSource(config()); Connection other = this.plain.getConnection()) {
-			ReadWriteLockRepository repository = new JdbcLockRepository(pool, TestDatabase.MARIADB.dialect(pool))
+			// a statement timeout far beyond the wait: the insert waits, it is not given up on
+			ReadWriteLockRepository repository = new JdbcLockRepository(pool, TestDatabase.MARIADB.dialect(pool),
+					Duration.ofSeconds(30))
 				.readWriteLocks()
 				.orElseThrow();
 			other.setAutoCommit(false);
@@ -196,9 +198,17 @@ class MariaDbSentInSequenceTests {
 		}
 	}
 
+	/**
+	 * With {@code innodb_lock_wait_timeout = 0}: the wait fails at once, well within the
+	 * client's network timeout (a client that gave up first would leave the statement to
+	 * commit on the server, for the engine's clean-up of unknown outcomes).
+	 */
 	@Test
 	void aFailedEnqueueLeavesNoTicketAndItsConnectionUsable() throws Exception {
-		try (HikariDataSource pool = TestDatabase.MARIADB.impatientDataSource(1)) {
+		HikariConfig config = config();
+		config.setMaximumPoolSize(1);
+		config.setConnectionInitSql("SET SESSION innodb_lock_wait_timeout = 0");
+		try (HikariDataSource pool = new HikariDataSource(config)) {
 			this.fair.failedEnqueueLeavesNoTicketAndItsConnectionUsable("fair-sequence-failed", pool);
 		}
 	}
