@@ -109,9 +109,10 @@ public final class FairQueueStatements {
 	 * sends statements together ({@link SqlSyntax#sentTogether}: one transaction at
 	 * {@code READ COMMITTED}) or in sequence ({@link SqlSyntax#sentInSequence}: the enqueue
 	 * committed before the look starts); either way the look's snapshot is taken after the
-	 * enqueue locked the key's row. Parameters: owner, lease in microseconds, key, key; its results are the ticket's number (no row if
-	 * the key has no row in the keys table) and the lowest ticket with whether it is live
-	 * ({@code live}, 1 or 0). Run by {@link OneTransaction#sendTogether}.
+	 * enqueue locked the key's row. Parameters: owner, lease in microseconds, key, key; its
+	 * results are the ticket's number (no row if the key has no row in the keys table) and
+	 * the lowest ticket with whether it is live ({@code live}, 1 or 0). Run by
+	 * {@link OneTransaction#sendTogether}.
 	 * @return the SQL, or {@code null}
 	 */
 	public @Nullable String enqueueAndLookSql() {
