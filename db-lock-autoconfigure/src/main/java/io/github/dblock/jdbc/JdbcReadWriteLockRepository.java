@@ -21,8 +21,8 @@ import org.springframework.jdbc.core.RowCallbackHandler;
  * {@link ReadWriteLockRepository} over JDBC, on the connections, statement timeout and error
  * handling of a {@link JdbcLockRepository}: each operation takes one pooled connection of its
  * own and runs its statements in autocommit, each committed before the next starts (but for
- * those sent together in one transaction, see below). Its attempts to take a key are a
- * {@link JdbcReadWriteAttempts}.
+ * those sent together in one transaction, see below). Its attempts to take a key are
+ * {@link JdbcReadAttempts} and {@link JdbcWriteAttempts}.
  * <ul>
  * <li>read: an {@code INSERT ... SELECT} of the reader's row unless a writer's intent is
  * live, then a {@code SELECT} of its token and end and of whether a writer holds or waits
@@ -85,7 +85,9 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 
 	private final ReadWriteStatements sql;
 
-	private final JdbcReadWriteAttempts attempts;
+	private final JdbcReadAttempts reads;
+
+	private final JdbcWriteAttempts writes;
 
 	/**
 	 * Creates a repository.
@@ -94,17 +96,18 @@ public class JdbcReadWriteLockRepository implements ReadWriteLockRepository {
 	public JdbcReadWriteLockRepository(LockConnections connections) {
 		this.connections = connections;
 		this.sql = connections.dialect().readWriteStatements();
-		this.attempts = new JdbcReadWriteAttempts(connections, this.sql);
+		this.reads = new JdbcReadAttempts(connections, this.sql);
+		this.writes = new JdbcWriteAttempts(connections, this.sql);
 	}
 
 	@Override
 	public Optional<Lease> tryRead(String key, String owner, Duration lease) {
-		return this.attempts.tryRead(key, owner, lease);
+		return this.reads.tryRead(key, owner, lease);
 	}
 
 	@Override
 	public WriteAttempt tryWrite(String key, String owner, Duration lease, boolean again) {
-		return this.attempts.tryWrite(key, owner, lease, again);
+		return this.writes.tryWrite(key, owner, lease, again);
 	}
 
 	@Override

@@ -58,9 +58,7 @@ public final class FairQueueStatements {
 			.formatted(dialect.now(), this.queue);
 		String look = "SELECT ticket, CASE WHEN expires_at > %s THEN 1 ELSE 0 END AS live FROM %s WHERE lock_key = ? ORDER BY ticket LIMIT 1"
 			.formatted(dialect.now(), this.queue);
-		String together = this.generatedKey ? null : dialect.sentTogether(this.enqueueSql, look);
-		this.enqueueAndLookSql = (together != null || this.generatedKey) ? together
-				: dialect.sentInSequence(this.enqueueSql, look);
+		this.enqueueAndLookSql = this.generatedKey ? null : inOneRoundTrip(dialect, this.enqueueSql, look);
 		// by its primary key: a range on the key's index, or MySQL's choice of the expiry index, would lock more
 		this.deleteEndedAheadSql = "DELETE FROM %s WHERE ticket = ? AND lock_key = ? AND expires_at <= %s"
 			.formatted(this.queue, dialect.now());
@@ -213,6 +211,12 @@ public final class FairQueueStatements {
 	 */
 	public String checkTablesSql() {
 		return "SELECT ticket FROM " + this.queue + " WHERE 1 = 0";
+	}
+
+	/** The statements sent together where the dialect can, else in sequence, else {@code null}. */
+	private static @Nullable String inOneRoundTrip(SqlSyntax dialect, String first, String second) {
+		String together = dialect.sentTogether(first, second);
+		return (together != null) ? together : dialect.sentInSequence(first, second);
 	}
 
 }

@@ -72,6 +72,8 @@ public final class ReadWriteStatements {
 
 	private final @Nullable String insertAndCheckReader;
 
+	private final boolean sentTogetherAfterLock;
+
 	private final @Nullable String releaseWriter;
 
 	private final String releaseHolder;
@@ -139,6 +141,7 @@ public final class ReadWriteStatements {
 		this.drawReaderToken = dialect.drawTokenAfterInsertSql(holders,
 				" AND expires_at > " + now + " AND NOT EXISTS (" + liveIntent + ") AND NOT EXISTS (" + anyWriter + ")");
 		String lockKey = dialect.tokenOrderLockSql();
+		this.sentTogetherAfterLock = (lockKey != null);
 		this.insertWriterTogether = (lockKey != null && this.insertWriterReturning != null && this.drawToken == null)
 				? dialect.sentTogether(lockKey, this.insertWriterReturning) : null;
 		// after the lock, the insert's snapshot holds every writer's row whose insert drew before it: no check after
@@ -206,8 +209,8 @@ public final class ReadWriteStatements {
 	/**
 	 * A holder's token and end if its lease has not ended (no row otherwise), and whether a
 	 * writer holds or waits ({@code blocked}: 1 if a
-	 * writer's intent or row is live, else 2 if a writer's row has ended, else 0): key, key,
-	 * key, key, owner.
+	 * writer's intent or row is live, else 2 if a writer's row has ended, else 0):
+	 * {@link #checkReaderParameters(String, String)}.
 	 * @return the SQL
 	 */
 	public String checkReader() {
@@ -513,6 +516,16 @@ public final class ReadWriteStatements {
 	}
 
 	/**
+	 * Whether the statements sent together ({@link #insertReaderTogether()},
+	 * {@link #insertWriterTogether()}, {@link #claimAndInsertWriterTogether()}) start with the
+	 * key's token-order lock, whose result set then comes first.
+	 * @return whether they do
+	 */
+	public boolean sentTogetherAfterLock() {
+		return this.sentTogetherAfterLock;
+	}
+
+	/**
 	 * The parameters of the token-order lock of {@link #insertWriterTogether()}.
 	 * @param key the key
 	 * @return the lock's parameters, or {@code null} where there is no such lock
@@ -551,8 +564,18 @@ public final class ReadWriteStatements {
 	}
 
 	/**
+	 * The parameters of {@link #checkReader()}.
+	 * @param key the key
+	 * @param owner the reader
+	 * @return the parameters
+	 */
+	public Object[] checkReaderParameters(String key, String owner) {
+		return new Object[] { key, key, key, key, owner };
+	}
+
+	/**
 	 * The parameters of {@link #insertAndCheckReader()}: those of {@link #insertReader()},
-	 * then key, key, key, key, owner.
+	 * then those of {@link #checkReader()}.
 	 * @param key the key
 	 * @param owner the reader
 	 * @param leaseMicros the lease in microseconds
@@ -560,9 +583,10 @@ public final class ReadWriteStatements {
 	 */
 	public Object[] insertAndCheckReaderParameters(String key, String owner, long leaseMicros) {
 		Object[] insert = insertReaderParameters(key, owner, leaseMicros);
-		Object[] all = new Object[insert.length + 5];
+		Object[] check = checkReaderParameters(key, owner);
+		Object[] all = new Object[insert.length + check.length];
 		System.arraycopy(insert, 0, all, 0, insert.length);
-		System.arraycopy(new Object[] { key, key, key, key, owner }, 0, all, insert.length, 5);
+		System.arraycopy(check, 0, all, insert.length, check.length);
 		return all;
 	}
 
