@@ -178,7 +178,13 @@ final class JdbcReadAttempts {
 		long[] inserted = { 0 };
 		List<Checked> checked = new ArrayList<>(1);
 		OneTransaction.sendTogether(jdbc, inSequence, this.sql.insertAndCheckReaderParameters(key, owner, micros),
-				(rs) -> inserted[0] = rs.getLong(1), (rs) -> checked.add(this.checked.mapRow(rs, 0)));
+				(rs) -> {
+					inserted[0] = rs.getLong("inserted");
+					rs.getLong("token");
+					if (!rs.wasNull()) {
+						checked.add(this.checked.mapRow(rs, 0));
+					}
+				});
 		return (inserted[0] == 0) ? null : checked;
 	}
 

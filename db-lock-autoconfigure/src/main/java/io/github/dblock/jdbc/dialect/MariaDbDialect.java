@@ -54,10 +54,10 @@ public class MariaDbDialect extends MySqlFamilyDialect {
 		return "BEGIN NOT ATOMIC " + String.join("; ", statements) + "; END";
 	}
 
-	/** {@code SELECT ROW_COUNT()}. */
+	/** {@code ROW_COUNT()}. */
 	@Override
-	public String changedRowsSql() {
-		return "SELECT ROW_COUNT()";
+	public String changedRows() {
+		return "ROW_COUNT()";
 	}
 
 	/** The queue's {@code AUTO_INCREMENT}, returned ({@code RETURNING ticket}). */

@@ -110,13 +110,14 @@ public final class ReadWriteStatements {
 				+ ", kind, acquired_at, expires_at) SELECT " + dialect.keyParameter() + ", " + dialect.ownerParameter()
 				+ tokenParameter + ", 'R', " + start + ", " + dialect.plusMicros(start) + dialect.fromNoTable() + " WHERE "
 				+ drawOrdered + "NOT EXISTS (" + liveIntent + ")";
-		String liveWriter = "SELECT 1 FROM " + holders + " w WHERE w.lock_key = ? AND w.kind = 'W' AND w.expires_at > "
-				+ now;
 		// a writer's row that has ended blocks as well until it is deleted: a renewal of it that was checked before
 		// it ended may still commit
 		String anyWriter = "SELECT 1 FROM " + holders + " w WHERE w.lock_key = ? AND w.kind = 'W'";
-		this.checkReader = "SELECT r.token, r.expires_at, CASE WHEN EXISTS (" + liveIntent + ") OR EXISTS (" + liveWriter
-				+ ") THEN 1 WHEN EXISTS (" + anyWriter + ") THEN 2 ELSE 0 END AS blocked FROM " + holders
+		// one pass over the key's writer rows: 1 if one is live, else 2 if one has ended
+		String writers = "SELECT MIN(CASE WHEN w.expires_at > " + now + " THEN 1 ELSE 2 END) FROM " + holders
+				+ " w WHERE w.lock_key = ? AND w.kind = 'W'";
+		String blocked = "CASE WHEN EXISTS (" + liveIntent + ") THEN 1 ELSE COALESCE((" + writers + "), 0) END";
+		this.checkReader = "SELECT r.token, r.expires_at, " + blocked + " AS blocked FROM " + holders
 				+ " r WHERE r.lock_key = ? AND r.owner = ? AND r.expires_at > " + now;
 		this.deleteHolder = "DELETE FROM " + holders + " WHERE lock_key = ? AND owner = ?";
 		this.endedHolders = "SELECT owner FROM " + holders + " WHERE lock_key = ? AND expires_at <= " + now
@@ -164,9 +165,13 @@ public final class ReadWriteStatements {
 			this.claimAndInsertWriterTogether = null;
 		}
 		// the reader's row commits before its check starts, as when each is a round trip of its own
-		String changedRows = dialect.changedRowsSql();
-		this.insertAndCheckReader = (lockKey == null && this.drawReaderToken == null && changedRows != null)
-				? dialect.sentInSequence(this.insertReader, changedRows, this.checkReader) : null;
+		String changedRows = dialect.changedRows();
+		// one row whether or not the reader's row is live, with the number its insert inserted
+		String checkAfterInsert = (changedRows != null) ? "SELECT " + changedRows + " AS inserted, r.token, r.expires_at, "
+				+ blocked + " AS blocked FROM (SELECT 1 AS one) d LEFT JOIN " + holders
+				+ " r ON r.lock_key = ? AND r.owner = ? AND r.expires_at > " + now : null;
+		this.insertAndCheckReader = (lockKey == null && this.drawReaderToken == null && checkAfterInsert != null)
+				? dialect.sentInSequence(this.insertReader, checkAfterInsert) : null;
 		if (lockKey != null && this.insertWriterTogether == null) {
 			throw new IllegalArgumentException("The read/write mode's token-order lock needs a writer's insert "
 					+ "returning its row, sent together with the lock (SqlSyntax.sentTogether), for " + dialect);
@@ -379,12 +384,13 @@ public final class ReadWriteStatements {
 
 	/**
 	 * Where the dialect sends statements {@linkplain SqlSyntax#sentInSequence in sequence}
-	 * (MariaDB) and has no token-order lock: {@link #insertReader()}, the number of rows it
-	 * inserted ({@link SqlSyntax#changedRowsSql()}), then {@link #checkReader()}, in one
-	 * round trip, the insert committed before the check starts, as in round trips of their
-	 * own. Parameters: {@link #insertAndCheckReaderParameters(String, String, long)}; result
-	 * sets: the number inserted (0 if a writer's intent is live), then the check's (no row if
-	 * the reader's lease has ended).
+	 * (MariaDB) and has no token-order lock: {@link #insertReader()}, then
+	 * {@link #checkReader()} with the number of rows the insert inserted
+	 * ({@link SqlSyntax#changedRows()}), in one round trip, the insert committed before the
+	 * check starts, as in round trips of their own. Parameters:
+	 * {@link #insertAndCheckReaderParameters(String, String, long)}; result set: one row,
+	 * {@code inserted} (0 if a writer's intent is live), then the check's columns
+	 * ({@code token} and {@code expires_at} null if the reader's lease has ended).
 	 * @return the SQL, or {@code null} where the insert and the check are round trips of
 	 * their own, or the reader's insert is {@linkplain #insertReaderTogether() sent together}
 	 * with the key's token-order lock
@@ -570,7 +576,7 @@ public final class ReadWriteStatements {
 	 * @return the parameters
 	 */
 	public Object[] checkReaderParameters(String key, String owner) {
-		return new Object[] { key, key, key, key, owner };
+		return new Object[] { key, key, key, owner };
 	}
 
 	/**

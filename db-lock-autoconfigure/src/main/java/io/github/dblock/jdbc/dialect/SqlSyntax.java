@@ -404,11 +404,11 @@ public abstract class SqlSyntax {
 	}
 
 	/**
-	 * A {@code SELECT} of the number of rows the statement before it {@linkplain
-	 * #sentInSequence in sequence} inserted, updated or deleted.
+	 * An expression of the number of rows that the statement before the one that evaluates
+	 * it, {@linkplain #sentInSequence in sequence}, inserted, updated or deleted.
 	 * @return the SQL, or {@code null} (the default) where there is none
 	 */
-	public @Nullable String changedRowsSql() {
+	public @Nullable String changedRows() {
 		return null;
 	}
 
