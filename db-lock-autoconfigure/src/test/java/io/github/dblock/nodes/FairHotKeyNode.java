@@ -1,10 +1,13 @@
 package io.github.dblock.nodes;
 
 import java.time.Duration;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Collectors;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.github.dblock.DbLockMode;
@@ -21,7 +24,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * 5 s, hold it 1 ms and release it, again and again, from a start time shared with the
  * other nodes. Each hold writes its fencing token where a smaller one is stored, so that a
  * holder acting after a newer one is seen. Prints {@code acquired}, {@code timeouts},
- * {@code heldNanos}, {@code maxWaitMillis} and {@code fenceViolations}.
+ * {@code heldNanos}, {@code maxWaitMillis}, {@code fenceViolations} and {@code tokens} (the
+ * fencing tokens of its holds, comma-separated, in no particular order).
  */
 public final class FairHotKeyNode {
 
@@ -45,6 +49,7 @@ public final class FairHotKeyNode {
 		AtomicInteger fenceViolations = new AtomicInteger();
 		AtomicLong heldNanos = new AtomicLong();
 		AtomicLong maxWaitNanos = new AtomicLong();
+		Queue<Long> tokens = new ConcurrentLinkedQueue<>();
 		LockRequest request = new LockRequest(key, Duration.ofSeconds(5), Duration.ofSeconds(30), true, Duration.ZERO,
 				mode);
 		try (HikariDataSource dataSource = NodeSupport.dataSource(args[0], args[1], args[2], threads + 2);
@@ -65,6 +70,7 @@ public final class FairHotKeyNode {
 						LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
 						heldNanos.addAndGet(System.nanoTime() - from);
 						acquired.incrementAndGet();
+						tokens.add(lock.fencingToken());
 					}
 					catch (LockAcquisitionException ex) {
 						timeouts.incrementAndGet();
@@ -77,6 +83,7 @@ public final class FairHotKeyNode {
 		System.out.println("heldNanos=" + heldNanos);
 		System.out.println("maxWaitMillis=" + TimeUnit.NANOSECONDS.toMillis(maxWaitNanos.get()));
 		System.out.println("fenceViolations=" + fenceViolations);
+		System.out.println("tokens=" + tokens.stream().map(String::valueOf).collect(Collectors.joining(",")));
 	}
 
 }
