@@ -138,7 +138,7 @@ final class LeaseStrategy extends AbstractLockStrategy {
 				}
 				if (local.hold == current && current.isActive()) {
 					// its lease may have ended: this thread still owns the gate, and asks the database afresh
-					Hold fresh = poll(request, local, deadline, renewalPeriod);
+					Hold fresh = poll(request, local, deadline, renewalPeriod, 0);
 					if (fresh == null) {
 						refuseIfClosed(key);
 						return null;
@@ -172,7 +172,7 @@ final class LeaseStrategy extends AbstractLockStrategy {
 					finally {
 						local.polling = null;
 					}
-					hold = poll(request, local, deadline, renewalPeriod);
+					hold = poll(request, local, deadline, renewalPeriod, passage.holdBackUntil());
 				}
 			}
 			catch (InterruptedException | RuntimeException ex) {
@@ -326,9 +326,12 @@ final class LeaseStrategy extends AbstractLockStrategy {
 		return Reentry.of(lease.isValid(), lease.renewed, lease.remainingNanos(), request);
 	}
 
-	private @Nullable Hold poll(LockRequest request, LocalKey local, long deadline, long renewalPeriod)
-			throws InterruptedException {
-		for (int attempt = 0;; attempt++) {
+	/** Asks the database until it gives the key, after a hold-back until {@code heldBackUntil} (0: none). */
+	private @Nullable Hold poll(LockRequest request, LocalKey local, long deadline, long renewalPeriod,
+			long heldBackUntil) throws InterruptedException {
+		Pace pace = new Pace(this.settings);
+		pace.heldBackUntil(heldBackUntil);
+		while (true) {
 			if (isClosed()) {
 				return null;
 			}
@@ -355,7 +358,7 @@ final class LeaseStrategy extends AbstractLockStrategy {
 			this.wakeUps.refused();
 			local.polling = Thread.currentThread();
 			try {
-				if (!pause(this.settings.backoff(), attempt, deadline, () -> local.wakeUps != wakeUps)) {
+				if (!pause(pace, deadline, () -> local.wakeUps != wakeUps)) {
 					return null;
 				}
 			}

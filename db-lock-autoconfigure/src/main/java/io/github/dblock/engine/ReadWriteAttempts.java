@@ -99,8 +99,9 @@ final class ReadWriteAttempts {
 		try {
 			turn = local.permit.tryAcquire(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
 			if (turn) {
-				this.strategy.holdBack(local.holdBackUntil, deadline);
-				taken = writeInTurn(request, deadline, local);
+				long heldBackUntil = local.holdBackUntil;
+				this.strategy.holdBack(heldBackUntil, deadline);
+				taken = writeInTurn(request, deadline, local, heldBackUntil);
 				if (taken != null && local.turnStart == 0) {
 					local.turnStart = taken.sentAt();
 				}
@@ -117,13 +118,15 @@ final class ReadWriteAttempts {
 		}
 	}
 
-	private @Nullable Taken writeInTurn(LockRequest request, long deadline, LocalWriters local)
+	private @Nullable Taken writeInTurn(LockRequest request, long deadline, LocalWriters local, long heldBackUntil)
 			throws InterruptedException {
 		String owner = this.ownerIds.next();
 		boolean again = false;
 		boolean taken = false;
+		Pace pace = new Pace(this.settings);
+		pace.heldBackUntil(heldBackUntil);
 		try {
-			for (int attempt = 0;; attempt++) {
+			while (true) {
 				if (this.strategy.isClosed()) {
 					return null;
 				}
@@ -145,7 +148,7 @@ final class ReadWriteAttempts {
 					return new Taken(result.lease(), sentAt, local);
 				}
 				again = result.intent();
-				if (!this.strategy.pause(this.settings.backoff(), attempt, deadline)) {
+				if (!this.strategy.pause(pace, deadline, () -> false)) {
 					return null;
 				}
 			}

@@ -205,10 +205,12 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 
 	private @Nullable LockHandle pollAsking(LockRequest request, LocalSemaphore local, long deadline)
 			throws InterruptedException {
-		for (int attempt = 0;; attempt++) {
+		Pace pace = new Pace(this.settings);
+		while (true) {
+			long heldBackUntil = holdBackUntil(request.key());
 			local.polling = Thread.currentThread();
 			try {
-				holdBack(holdBackUntil(request.key()), deadline);
+				holdBack(heldBackUntil, deadline);
 			}
 			finally {
 				local.polling = null;
@@ -225,9 +227,10 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 				return null;
 			}
 			this.events.contended(request.key(), DbLockMode.SEMAPHORE);
+			pace.heldBackUntil(heldBackUntil);
 			local.polling = Thread.currentThread();
 			try {
-				if (!pause(this.settings.backoff(), attempt, deadline, () -> local.freed)) {
+				if (!pause(pace, deadline, () -> local.freed)) {
 					return null;
 				}
 			}

@@ -17,7 +17,11 @@ final class LockTimes {
 
 	static final Duration LEASE = Duration.ofSeconds(30);
 
-	/** db-lock's default back-off; the contenders without a wait of their own spin with it too. */
+	/**
+	 * db-lock's default back-off, or one capped at {@code DB_LOCK_BENCH_BACKOFF_MAX_MS}
+	 * milliseconds (the first pause capped there too); the contenders without a wait of
+	 * their own spin with it too.
+	 */
 	static final Backoff BACKOFF = defaultBackoff();
 
 	private LockTimes() {
@@ -25,7 +29,12 @@ final class LockTimes {
 
 	private static Backoff defaultBackoff() {
 		DbLockProperties.Backoff defaults = new DbLockProperties().getBackoff();
-		return new Backoff(defaults.getInitial(), defaults.getMax());
+		String max = System.getenv("DB_LOCK_BENCH_BACKOFF_MAX_MS");
+		if (max == null || max.isBlank()) {
+			return new Backoff(defaults.getInitial(), defaults.getMax());
+		}
+		Duration cap = Duration.ofMillis(Long.parseLong(max.trim()));
+		return new Backoff((defaults.getInitial().compareTo(cap) < 0) ? defaults.getInitial() : cap, cap);
 	}
 
 }
