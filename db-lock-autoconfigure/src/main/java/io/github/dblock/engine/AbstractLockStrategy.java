@@ -109,28 +109,11 @@ abstract class AbstractLockStrategy implements LockStrategy {
 	 */
 	protected final boolean pause(Backoff backoff, int attempt, long deadline, BooleanSupplier woken)
 			throws InterruptedException {
-		return pauseFor(backoff.delayNanos(attempt), deadline, woken);
-	}
-
-	/**
-	 * Waits before the next attempt for the pause {@code pace} gives ({@link Pace}), as
-	 * {@link #pause(Backoff, int, long, BooleanSupplier)} does.
-	 * @param pace the pauses of this wait
-	 * @param deadline {@link System#nanoTime()} when the wait ends
-	 * @param woken whether something the thread waits for happened: it asks again at once
-	 * @return {@code false} if the wait ran out or the engine shut down
-	 * @throws InterruptedException if the thread was interrupted
-	 */
-	final boolean pause(Pace pace, long deadline, BooleanSupplier woken) throws InterruptedException {
-		return pauseFor(pace.pauseNanos(System.nanoTime()), deadline, woken);
-	}
-
-	private boolean pauseFor(long pauseNanos, long deadline, BooleanSupplier woken) throws InterruptedException {
 		long remaining = deadline - System.nanoTime();
 		if (remaining <= 0 || this.closed) {
 			return false;
 		}
-		long until = System.nanoTime() + Math.min(pauseNanos, remaining);
+		long until = System.nanoTime() + Math.min(backoff.delayNanos(attempt), remaining);
 		for (long left = until - System.nanoTime(); left > 0 && !this.closed && !woken.getAsBoolean();
 				left = until - System.nanoTime()) {
 			park(left);

@@ -138,7 +138,7 @@ final class LeaseStrategy extends AbstractLockStrategy {
 				}
 				if (local.hold == current && current.isActive()) {
 					// its lease may have ended: this thread still owns the gate, and asks the database afresh
-					Hold fresh = poll(request, local, deadline, renewalPeriod, 0);
+					Hold fresh = poll(request, local, deadline, renewalPeriod);
 					if (fresh == null) {
 						refuseIfClosed(key);
 						return null;
@@ -172,7 +172,7 @@ final class LeaseStrategy extends AbstractLockStrategy {
 					finally {
 						local.polling = null;
 					}
-					hold = poll(request, local, deadline, renewalPeriod, passage.holdBackUntil());
+					hold = poll(request, local, deadline, renewalPeriod);
 				}
 			}
 			catch (InterruptedException | RuntimeException ex) {
@@ -326,12 +326,9 @@ final class LeaseStrategy extends AbstractLockStrategy {
 		return Reentry.of(lease.isValid(), lease.renewed, lease.remainingNanos(), request);
 	}
 
-	/** Asks the database until it gives the key, after a hold-back until {@code heldBackUntil} (0: none). */
-	private @Nullable Hold poll(LockRequest request, LocalKey local, long deadline, long renewalPeriod,
-			long heldBackUntil) throws InterruptedException {
-		Pace pace = new Pace(this.settings);
-		pace.heldBackUntil(heldBackUntil);
-		while (true) {
+	private @Nullable Hold poll(LockRequest request, LocalKey local, long deadline, long renewalPeriod)
+			throws InterruptedException {
+		for (int attempt = 0;; attempt++) {
 			if (isClosed()) {
 				return null;
 			}
@@ -358,7 +355,7 @@ final class LeaseStrategy extends AbstractLockStrategy {
 			this.wakeUps.refused();
 			local.polling = Thread.currentThread();
 			try {
-				if (!pause(pace, deadline, () -> local.wakeUps != wakeUps)) {
+				if (!pause(this.settings.backoff(), attempt, deadline, () -> local.wakeUps != wakeUps)) {
 					return null;
 				}
 			}

@@ -99,9 +99,8 @@ final class ReadWriteAttempts {
 		try {
 			turn = local.permit.tryAcquire(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
 			if (turn) {
-				long heldBackUntil = local.holdBackUntil;
-				this.strategy.holdBack(heldBackUntil, deadline);
-				taken = writeInTurn(request, deadline, local, heldBackUntil);
+				this.strategy.holdBack(local.holdBackUntil, deadline);
+				taken = writeInTurn(request, deadline, local);
 				if (taken != null && local.turnStart == 0) {
 					local.turnStart = taken.sentAt();
 				}
@@ -118,15 +117,13 @@ final class ReadWriteAttempts {
 		}
 	}
 
-	private @Nullable Taken writeInTurn(LockRequest request, long deadline, LocalWriters local, long heldBackUntil)
+	private @Nullable Taken writeInTurn(LockRequest request, long deadline, LocalWriters local)
 			throws InterruptedException {
 		String owner = this.ownerIds.next();
 		boolean again = false;
 		boolean taken = false;
-		Pace pace = new Pace(this.settings);
-		pace.heldBackUntil(heldBackUntil);
 		try {
-			while (true) {
+			for (int attempt = 0;; attempt++) {
 				if (this.strategy.isClosed()) {
 					return null;
 				}
@@ -148,7 +145,7 @@ final class ReadWriteAttempts {
 					return new Taken(result.lease(), sentAt, local);
 				}
 				again = result.intent();
-				if (!this.strategy.pause(pace, deadline, () -> false)) {
+				if (!this.strategy.pause(this.settings.backoff(), attempt, deadline)) {
 					return null;
 				}
 			}

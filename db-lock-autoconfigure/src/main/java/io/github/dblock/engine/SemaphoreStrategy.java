@@ -205,12 +205,10 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 
 	private @Nullable LockHandle pollAsking(LockRequest request, LocalSemaphore local, long deadline)
 			throws InterruptedException {
-		Pace pace = new Pace(this.settings);
-		while (true) {
-			long heldBackUntil = holdBackUntil(request.key());
+		for (int attempt = 0;; attempt++) {
 			local.polling = Thread.currentThread();
 			try {
-				holdBack(heldBackUntil, deadline);
+				holdBack(holdBackUntil(request.key()), deadline);
 			}
 			finally {
 				local.polling = null;
@@ -227,10 +225,9 @@ final class SemaphoreStrategy extends AbstractLockStrategy {
 				return null;
 			}
 			this.events.contended(request.key(), DbLockMode.SEMAPHORE);
-			pace.heldBackUntil(heldBackUntil);
 			local.polling = Thread.currentThread();
 			try {
-				if (!pause(pace, deadline, () -> local.freed)) {
+				if (!pause(this.settings.backoff(), attempt, deadline, () -> local.freed)) {
 					return null;
 				}
 			}
