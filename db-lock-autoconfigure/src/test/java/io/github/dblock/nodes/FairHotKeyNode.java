@@ -20,8 +20,8 @@ import io.github.dblock.testsupport.Concurrently;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
- * One node on a hot key in a mode (lease or fair): threads that take one key with a wait of
- * 5 s, hold it 1 ms and release it, again and again, from a start time shared with the
+ * One node on a hot key in a mode (lease, fair or named): threads that take one key with a
+ * wait (5 s unless told), hold it 1 ms and release it, again and again, from a start time shared with the
  * other nodes. Each hold writes its fencing token where a smaller one is stored, so that a
  * holder acting after a newer one is seen. Prints {@code acquired}, {@code timeouts},
  * {@code heldNanos}, {@code maxWaitMillis}, {@code fenceViolations} and {@code tokens} (the
@@ -35,7 +35,7 @@ public final class FairHotKeyNode {
 	/**
 	 * Runs the node.
 	 * @param args JDBC URL, user, password, mode, key, threads, start (epoch milliseconds),
-	 * duration in milliseconds
+	 * duration in milliseconds, and optionally the wait in milliseconds
 	 * @throws Exception on any failure
 	 */
 	public static void main(String[] args) throws Exception {
@@ -50,8 +50,8 @@ public final class FairHotKeyNode {
 		AtomicLong heldNanos = new AtomicLong();
 		AtomicLong maxWaitNanos = new AtomicLong();
 		Queue<Long> tokens = new ConcurrentLinkedQueue<>();
-		LockRequest request = new LockRequest(key, Duration.ofSeconds(5), Duration.ofSeconds(30), true, Duration.ZERO,
-				mode);
+		Duration wait = Duration.ofMillis((args.length > 8) ? Long.parseLong(args[8]) : 5000);
+		LockRequest request = new LockRequest(key, wait, Duration.ofSeconds(30), true, Duration.ZERO, mode);
 		try (HikariDataSource dataSource = NodeSupport.dataSource(args[0], args[1], args[2], threads + 2);
 				LockEngine engine = ModeNodes.engine(dataSource)) {
 			JdbcTemplate jdbc = new JdbcTemplate(dataSource);
