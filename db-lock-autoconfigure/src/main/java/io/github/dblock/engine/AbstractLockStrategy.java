@@ -138,15 +138,30 @@ abstract class AbstractLockStrategy implements LockStrategy {
 	 * a cede, so that the other owner's next attempt comes first.
 	 * @param until {@link System#nanoTime()} until when, 0 for no wait
 	 * @param deadline {@link System#nanoTime()} when the wait ends
+	 * @return whether the hold-back is over; {@code false} if the deadline came first or the
+	 * engine shut down, and then the caller does not ask the database: an attempt inside the
+	 * hold-back could take back the key this JVM just gave up
 	 * @throws InterruptedException if the thread was interrupted
 	 */
-	protected final void holdBack(long until, long deadline) throws InterruptedException {
+	protected final boolean holdBack(long until, long deadline) throws InterruptedException {
 		if (until == 0) {
-			return;
+			return !this.closed;
 		}
-		for (long now = System.nanoTime(); now - until < 0 && now - deadline < 0 && !this.closed; now = System.nanoTime()) {
+		long now = System.nanoTime();
+		for (; now - until < 0 && now - deadline < 0 && !this.closed; now = System.nanoTime()) {
 			park(Math.min(until - now, deadline - now));
 		}
+		return now - until >= 0 && !this.closed;
+	}
+
+	/**
+	 * The part of a hold-back still to come, for the next local waiter when the thread that
+	 * held back leaves without the key.
+	 * @param until {@link System#nanoTime()} until when, 0 for none
+	 * @return {@code until} if it is still to come, else 0
+	 */
+	protected static long holdBackLeft(long until) {
+		return (until != 0 && System.nanoTime() - until < 0) ? until : 0;
 	}
 
 	/**

@@ -165,22 +165,24 @@ final class LeaseStrategy extends AbstractLockStrategy {
 				hold = takeOver(passage.handedOn(), request, renewalPeriod);
 				if (hold == null) {
 					// woken by the engine's shutdown too
+					boolean heldBack;
 					local.polling = Thread.currentThread();
 					try {
-						holdBack(passage.holdBackUntil(), deadline);
+						heldBack = holdBack(passage.holdBackUntil(), deadline);
 					}
 					finally {
 						local.polling = null;
 					}
-					hold = poll(request, local, deadline, renewalPeriod);
+					hold = heldBack ? poll(request, local, deadline, renewalPeriod) : null;
 				}
 			}
 			catch (InterruptedException | RuntimeException ex) {
-				local.gate.leave();
+				local.gate.leave(holdBackLeft(passage.holdBackUntil()));
 				throw ex;
 			}
 			if (hold == null) {
-				local.gate.leave();
+				// the next local waiter holds back for the rest of a hold-back this thread gave up in
+				local.gate.leave(holdBackLeft(passage.holdBackUntil()));
 				refuseIfClosed(key);
 				return null;
 			}

@@ -99,8 +99,8 @@ final class ReadWriteAttempts {
 		try {
 			turn = local.permit.tryAcquire(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
 			if (turn) {
-				this.strategy.holdBack(local.holdBackUntil, deadline);
-				taken = writeInTurn(request, deadline, local);
+				taken = this.strategy.holdBack(local.holdBackUntil, deadline) ? writeInTurn(request, deadline, local)
+						: null;
 				if (taken != null && local.turnStart == 0) {
 					local.turnStart = taken.sentAt();
 				}

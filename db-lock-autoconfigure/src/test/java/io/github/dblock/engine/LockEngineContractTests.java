@@ -709,6 +709,65 @@ abstract class LockEngineContractTests {
 		assertThat(run.timeouts()).hasValue(0);
 	}
 
+	/**
+	 * After a cede, the next local thread holds back; one whose wait ends within the hold-back
+	 * does not ask the database (the key is free, and the other node's next attempt has not
+	 * come yet), and the thread after it holds back for the rest: the other node gets the key.
+	 */
+	@Test
+	void aThreadWhoseWaitEndsInTheHoldBackDoesNotTakeBackTheCededKeyNorDoesTheNextOne() throws Exception {
+		// node A: a turn over at once, a hold-back of 6 s; node B pauses 2 to 4 s between attempts
+		LockEngine ceding = new LockEngine(this.repositoryA,
+				LockEngineSettings.of(new Backoff(Duration.ofMillis(2), Duration.ofSeconds(4)))
+					.withLocalTurn(Duration.ofNanos(1)));
+		LockEngine slow = new LockEngine(this.repositoryB, LockEngineSettings.of(new Backoff(Duration.ofSeconds(4),
+				Duration.ofSeconds(4))));
+		ExecutorService pool = Executors.newFixedThreadPool(3);
+		try {
+			LockHandle held = ceding.acquire(LockRequest.of("ceded", LONG_WAIT, LEASE));
+			AtomicReference<Thread> shortWaiter = new AtomicReference<>();
+			Future<?> shortWait = pool.submit(() -> {
+				shortWaiter.set(Thread.currentThread());
+				// its wait ends before node B's next attempt can come, and within the hold-back
+				assertThatExceptionOfType(LockAcquisitionException.class)
+					.isThrownBy(() -> ceding.acquire(LockRequest.of("ceded", Duration.ofMillis(1500), LEASE)));
+				return null;
+			});
+			awaitParked(shortWaiter);
+			AtomicReference<Thread> longWaiter = new AtomicReference<>();
+			Future<Long> longWait = pool.submit(() -> {
+				longWaiter.set(Thread.currentThread());
+				try (LockHandle handle = ceding.acquire(LockRequest.of("ceded", LONG_WAIT, LEASE))) {
+					return handle.fencingToken();
+				}
+			});
+			awaitParked(longWaiter);
+			Future<Long> remote = pool.submit(() -> {
+				try (LockHandle handle = slow.acquire(LockRequest.of("ceded", LONG_WAIT, LEASE))) {
+					return handle.fencingToken();
+				}
+			});
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> this.jdbc.queryForObject("SELECT COUNT(*) FROM " + TestDatabase.TABLE
+						+ " WHERE lock_key = 'ceded' AND wanted_at IS NOT NULL", Integer.class) == 1);
+			held.close();
+			shortWait.get(60, TimeUnit.SECONDS);
+			long remoteToken = remote.get(60, TimeUnit.SECONDS);
+			assertThat(longWait.get(60, TimeUnit.SECONDS)).as("the token of node A's next holder")
+				.isGreaterThan(remoteToken);
+		}
+		finally {
+			pool.shutdownNow();
+			ceding.close();
+			slow.close();
+		}
+	}
+
+	private static void awaitParked(AtomicReference<Thread> thread) {
+		await().atMost(Duration.ofSeconds(30)).until(() -> thread.get() != null
+				&& thread.get().getState() == Thread.State.TIMED_WAITING);
+	}
+
 	/** The outcome of two nodes of 4 threads each taking one hot key for 3 s. */
 	private record HotKey(AtomicInteger[] acquired, AtomicInteger timeouts, AtomicInteger overlaps) {
 

@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -409,6 +410,65 @@ abstract class ReadWriteContractTests {
 			stop.set(true);
 			pool.shutdownNow();
 		}
+	}
+
+	/**
+	 * After a writer's cede, the next local writer holds back; one whose wait ends within the
+	 * hold-back does not ask the database, and the writer after it holds back for the rest:
+	 * the other node's writer gets the key.
+	 */
+	@Test
+	void aWriterWhoseWaitEndsInTheHoldBackDoesNotTakeBackTheCededKeyNorDoesTheNextOne() throws Exception {
+		// node A: a turn over at once, a hold-back of 6 s; node B pauses 2 to 4 s between attempts
+		LockEngine ceding = new LockEngine(this.leases,
+				LockEngineSettings.of(new Backoff(Duration.ofMillis(2), Duration.ofSeconds(4)))
+					.withLocalTurn(Duration.ofNanos(1)));
+		LockEngine slow = new LockEngine(this.leases,
+				LockEngineSettings.of(new Backoff(Duration.ofSeconds(4), Duration.ofSeconds(4))));
+		ExecutorService pool = Executors.newFixedThreadPool(3);
+		try {
+			LockHandle held = ceding.acquire(request(DbLockMode.WRITE, "ceded", LONG_WAIT));
+			AtomicReference<Thread> shortWaiter = new AtomicReference<>();
+			Future<?> shortWait = pool.submit(() -> {
+				shortWaiter.set(Thread.currentThread());
+				// its wait ends before node B's next attempt can come, and within the hold-back
+				assertThatExceptionOfType(LockAcquisitionException.class)
+					.isThrownBy(() -> ceding.acquire(request(DbLockMode.WRITE, "ceded", Duration.ofMillis(1500))));
+				return null;
+			});
+			awaitParked(shortWaiter);
+			AtomicReference<Thread> longWaiter = new AtomicReference<>();
+			Future<Long> longWait = pool.submit(() -> {
+				longWaiter.set(Thread.currentThread());
+				try (LockHandle handle = ceding.acquire(request(DbLockMode.WRITE, "ceded", LONG_WAIT))) {
+					return handle.fencingToken();
+				}
+			});
+			awaitParked(longWaiter);
+			Future<Long> remote = pool.submit(() -> {
+				try (LockHandle handle = slow.acquire(request(DbLockMode.WRITE, "ceded", LONG_WAIT))) {
+					return handle.fencingToken();
+				}
+			});
+			await().atMost(Duration.ofSeconds(30))
+				.until(() -> this.jdbc.queryForObject("SELECT COUNT(*) FROM " + TestDatabase.TABLE
+						+ "_rw_intents WHERE lock_key = 'ceded' AND wanted_at IS NOT NULL", Integer.class) == 1);
+			held.close();
+			shortWait.get(60, TimeUnit.SECONDS);
+			long remoteToken = remote.get(60, TimeUnit.SECONDS);
+			assertThat(longWait.get(60, TimeUnit.SECONDS)).as("the token of node A's next writer")
+				.isGreaterThan(remoteToken);
+		}
+		finally {
+			pool.shutdownNow();
+			ceding.close();
+			slow.close();
+		}
+	}
+
+	private static void awaitParked(AtomicReference<Thread> thread) {
+		await().atMost(Duration.ofSeconds(30)).until(() -> thread.get() != null
+				&& thread.get().getState() == Thread.State.TIMED_WAITING);
 	}
 
 	@Test
