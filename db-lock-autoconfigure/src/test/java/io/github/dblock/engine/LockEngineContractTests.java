@@ -716,59 +716,9 @@ abstract class LockEngineContractTests {
 	 */
 	@Test
 	void aThreadWhoseWaitEndsInTheHoldBackDoesNotTakeBackTheCededKeyNorDoesTheNextOne() throws Exception {
-		// node A: a turn over at once, a hold-back of 9 s; node B pauses 3 to 6 s between attempts (on PostgreSQL
-		// it is woken by the cede's notification instead)
-		LockEngine ceding = new LockEngine(this.repositoryA,
-				LockEngineSettings.of(new Backoff(Duration.ofMillis(2), Duration.ofSeconds(6)))
-					.withLocalTurn(Duration.ofNanos(1)));
-		LockEngine slow = new LockEngine(this.repositoryB, LockEngineSettings.of(new Backoff(Duration.ofSeconds(6),
-				Duration.ofSeconds(6))));
-		ExecutorService pool = Executors.newFixedThreadPool(3);
-		try {
-			LockHandle held = ceding.acquire(LockRequest.of("ceded", LONG_WAIT, LEASE));
-			AtomicReference<Thread> shortWaiter = new AtomicReference<>();
-			Future<Long> shortWait = pool.submit(() -> {
-				shortWaiter.set(Thread.currentThread());
-				// its wait ends after the cede, before node B's next attempt can come, and within the hold-back
-				assertThatExceptionOfType(LockAcquisitionException.class)
-					.isThrownBy(() -> ceding.acquire(LockRequest.of("ceded", Duration.ofMillis(2500), LEASE)));
-				return System.nanoTime();
-			});
-			awaitParked(shortWaiter);
-			AtomicReference<Thread> longWaiter = new AtomicReference<>();
-			Future<Long> longWait = pool.submit(() -> {
-				longWaiter.set(Thread.currentThread());
-				try (LockHandle handle = ceding.acquire(LockRequest.of("ceded", LONG_WAIT, LEASE))) {
-					return handle.fencingToken();
-				}
-			});
-			awaitParked(longWaiter);
-			Future<Long> remote = pool.submit(() -> {
-				try (LockHandle handle = slow.acquire(LockRequest.of("ceded", LONG_WAIT, LEASE))) {
-					return handle.fencingToken();
-				}
-			});
-			await().atMost(Duration.ofSeconds(30))
-				.until(() -> this.jdbc.queryForObject("SELECT COUNT(*) FROM " + TestDatabase.TABLE
+		HoldBackScenario.run(this.repositoryA, this.repositoryB, (wait) -> LockRequest.of("ceded", wait, LEASE),
+				() -> this.jdbc.queryForObject("SELECT COUNT(*) FROM " + TestDatabase.TABLE
 						+ " WHERE lock_key = 'ceded' AND wanted_at IS NOT NULL", Integer.class) == 1);
-			long cededAt = System.nanoTime();
-			held.close();
-			// refused after the cede, in the hold-back: not in the queue before it
-			assertThat(shortWait.get(60, TimeUnit.SECONDS)).isGreaterThan(cededAt);
-			long remoteToken = remote.get(60, TimeUnit.SECONDS);
-			assertThat(longWait.get(60, TimeUnit.SECONDS)).as("the token of node A's next holder")
-				.isGreaterThan(remoteToken);
-		}
-		finally {
-			pool.shutdownNow();
-			ceding.close();
-			slow.close();
-		}
-	}
-
-	private static void awaitParked(AtomicReference<Thread> thread) {
-		await().atMost(Duration.ofSeconds(30)).until(() -> thread.get() != null
-				&& thread.get().getState() == Thread.State.TIMED_WAITING);
 	}
 
 	/** The outcome of two nodes of 4 threads each taking one hot key for 3 s. */

@@ -12,7 +12,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -419,59 +418,9 @@ abstract class ReadWriteContractTests {
 	 */
 	@Test
 	void aWriterWhoseWaitEndsInTheHoldBackDoesNotTakeBackTheCededKeyNorDoesTheNextOne() throws Exception {
-		// node A: a turn over at once, a hold-back of 9 s; node B pauses 3 to 6 s between attempts (on PostgreSQL
-		// it is woken by the cede's notification instead)
-		LockEngine ceding = new LockEngine(this.leases,
-				LockEngineSettings.of(new Backoff(Duration.ofMillis(2), Duration.ofSeconds(6)))
-					.withLocalTurn(Duration.ofNanos(1)));
-		LockEngine slow = new LockEngine(this.leases,
-				LockEngineSettings.of(new Backoff(Duration.ofSeconds(6), Duration.ofSeconds(6))));
-		ExecutorService pool = Executors.newFixedThreadPool(3);
-		try {
-			LockHandle held = ceding.acquire(request(DbLockMode.WRITE, "ceded", LONG_WAIT));
-			AtomicReference<Thread> shortWaiter = new AtomicReference<>();
-			Future<Long> shortWait = pool.submit(() -> {
-				shortWaiter.set(Thread.currentThread());
-				// its wait ends after the cede, before node B's next attempt can come, and within the hold-back
-				assertThatExceptionOfType(LockAcquisitionException.class)
-					.isThrownBy(() -> ceding.acquire(request(DbLockMode.WRITE, "ceded", Duration.ofMillis(2500))));
-				return System.nanoTime();
-			});
-			awaitParked(shortWaiter);
-			AtomicReference<Thread> longWaiter = new AtomicReference<>();
-			Future<Long> longWait = pool.submit(() -> {
-				longWaiter.set(Thread.currentThread());
-				try (LockHandle handle = ceding.acquire(request(DbLockMode.WRITE, "ceded", LONG_WAIT))) {
-					return handle.fencingToken();
-				}
-			});
-			awaitParked(longWaiter);
-			Future<Long> remote = pool.submit(() -> {
-				try (LockHandle handle = slow.acquire(request(DbLockMode.WRITE, "ceded", LONG_WAIT))) {
-					return handle.fencingToken();
-				}
-			});
-			await().atMost(Duration.ofSeconds(30))
-				.until(() -> this.jdbc.queryForObject("SELECT COUNT(*) FROM " + TestDatabase.TABLE
+		HoldBackScenario.run(this.leases, this.leases, (wait) -> request(DbLockMode.WRITE, "ceded", wait),
+				() -> this.jdbc.queryForObject("SELECT COUNT(*) FROM " + TestDatabase.TABLE
 						+ "_rw_intents WHERE lock_key = 'ceded' AND wanted_at IS NOT NULL", Integer.class) == 1);
-			long cededAt = System.nanoTime();
-			held.close();
-			// refused after the cede, in the hold-back: not in the queue before it
-			assertThat(shortWait.get(60, TimeUnit.SECONDS)).isGreaterThan(cededAt);
-			long remoteToken = remote.get(60, TimeUnit.SECONDS);
-			assertThat(longWait.get(60, TimeUnit.SECONDS)).as("the token of node A's next writer")
-				.isGreaterThan(remoteToken);
-		}
-		finally {
-			pool.shutdownNow();
-			ceding.close();
-			slow.close();
-		}
-	}
-
-	private static void awaitParked(AtomicReference<Thread> thread) {
-		await().atMost(Duration.ofSeconds(30)).until(() -> thread.get() != null
-				&& thread.get().getState() == Thread.State.TIMED_WAITING);
 	}
 
 	@Test

@@ -324,7 +324,7 @@ abstract class SemaphoreContractTests {
 						return handle.fencingToken();
 					}
 				});
-				awaitParked(other);
+				HoldBackScenario.awaitParked(other);
 				// the other thread waits for the commit; this one takes its own permit again
 				try (LockHandle again = this.nodeA.acquire(permit("own", 1, Duration.ofSeconds(1)))) {
 					assertThat(again.key()).isEqualTo("own#permit-0");
@@ -367,7 +367,7 @@ abstract class SemaphoreContractTests {
 					.isThrownBy(() -> ceding.acquire(permit("kept", 1, Duration.ofMillis(600))));
 				return null;
 			});
-			awaitParked(waiter);
+			HoldBackScenario.awaitParked(waiter);
 			Future<Long> remote = pool.submit(() -> {
 				try (LockHandle handle = slow.acquire(permit("kept", 1, LONG_WAIT))) {
 					return handle.fencingToken();
@@ -406,11 +406,6 @@ abstract class SemaphoreContractTests {
 			.isThrownBy(() -> permit("k", 0, LONG_WAIT));
 	}
 
-	private static void awaitParked(AtomicReference<Thread> thread) {
-		await().atMost(Duration.ofSeconds(30)).until(() -> thread.get() != null
-				&& thread.get().getState() == Thread.State.TIMED_WAITING);
-	}
-
 	@Test
 	void aPermitAnotherEngineWantsIsCededAtTheEndOfALocalTurnAndThisEngineHoldsBack() throws Exception {
 		// node A: a turn that is over at once, and a hold-back (1.5 x its longest pause) far
@@ -433,7 +428,7 @@ abstract class SemaphoreContractTests {
 				return null;
 			});
 			// A's waiting thread pauses (the permit is its own engine's: no statement)
-			awaitParked(waiter);
+			HoldBackScenario.awaitParked(waiter);
 			// B's attempts mark the permit as wanted
 			Future<?> remote = pool.submit(() -> {
 				try (LockHandle handle = quick.acquire(permit("ceded", 1, LONG_WAIT))) {
@@ -475,7 +470,7 @@ abstract class SemaphoreContractTests {
 				}
 			});
 			// it pauses (at least 2 minutes) without a statement: the permit is its engine's
-			awaitParked(waiter);
+			HoldBackScenario.awaitParked(waiter);
 			assertThat(this.leases.acquireCalls()).isEqualTo(before);
 			held.close();
 			// woken by the release, not at the end of its pause: one attempt, which takes it
